@@ -1,0 +1,85 @@
+# The project's entry points. `make help` lists them.
+#
+# Every version is pinned in versions.env; every tool is built from Go modules
+# into ./bin by `make tools`. Nothing else is downloaded.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+include $(ROOT)/versions.env
+
+export LOCALBIN ?= $(ROOT)/bin
+export CLUSTER_WORKDIR ?= $(ROOT)/.cache/clusters
+# The cluster provider: kwok (offline, the default), kind (Docker) or existing (KUBECONFIG).
+CLUSTER ?= kwok
+export CLUSTER_NAME ?= k8s-demo
+# `make e2e` is the user's "make e2e against kind": kind unless CLUSTER is given.
+E2E_CLUSTER := $(if $(filter command line environment environment override,$(origin CLUSTER)),$(CLUSTER),kind)
+
+# The Go modules of the repository (each builds alone with GOWORK=off).
+MODULES := $(patsubst %/go.mod,%,$(wildcard */go.mod))
+DEMOS := $(filter-out e2e tools,$(MODULES))
+
+CLUSTER_CLI := $(LOCALBIN)/e2e-cluster
+
+##@ Getting started
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m [CLUSTER=kwok|kind|existing] [CLUSTER_NAME=...]\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+.PHONY: demo
+demo: tools cluster-cli ## Bring the local cluster up and run every walkthrough, narrated (KEEP=0 tears it down after).
+	@CLUSTER=$(CLUSTER) scripts/demo.sh
+
+.PHONY: test
+test: ## Everything: versions and generated files, every module's tests, the e2e suites on a kwok cluster.
+	@scripts/test.sh
+
+##@ Tools
+
+.PHONY: tools
+tools: ## Build every pinned tool into ./bin (skips those already at their pinned version).
+	@scripts/tools.sh
+
+.PHONY: sync-versions
+sync-versions: ## Rewrite tools/go.mod after a change to versions.env.
+	@scripts/sync-versions.sh
+
+.PHONY: verify
+verify: cluster-cli ## Fail when a go.mod, a generated file or gofmt disagrees with what it should be.
+	@scripts/verify.sh
+
+##@ Cluster
+
+.PHONY: cluster-cli
+cluster-cli:
+	@cd e2e && GOWORK=off go build -o $(CLUSTER_CLI) ./cmd/cluster
+
+.PHONY: cluster-up
+cluster-up: cluster-cli ## Create the cluster, or start it again (CLUSTER=kwok|kind|existing).
+	@if [ "$(CLUSTER)" = kwok ]; then scripts/tools.sh; fi
+	@CLUSTER=$(CLUSTER) $(CLUSTER_CLI) up
+
+.PHONY: cluster-down
+cluster-down: cluster-cli ## Delete the cluster and everything it left on the machine.
+	@CLUSTER=$(CLUSTER) $(CLUSTER_CLI) down
+
+.PHONY: kubeconfig
+kubeconfig: cluster-cli ## Print the cluster's kubeconfig path: export KUBECONFIG=$$(make -s kubeconfig)
+	@CLUSTER=$(CLUSTER) $(CLUSTER_CLI) kubeconfig
+
+##@ Tests
+
+.PHONY: e2e
+e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given; CLUSTER=kwok offline). Creates the cluster if needed and removes only what it created.
+	@cd e2e && CLUSTER=$(E2E_CLUSTER) $(CLUSTER_CLI) run -- go test -count=1 -timeout 30m ./...
+
+.PHONY: lint
+lint: ## Run golangci-lint on every module (builds it on first use).
+	@scripts/tools.sh golangci-lint
+	@for m in $(MODULES); do echo ">> lint $$m"; (cd $$m && GOWORK=off $(LOCALBIN)/golangci-lint run ./...); done
+
+.PHONY: clean
+clean: ## Remove the built tools, caches and test artifacts (run cluster-down first).
+	rm -rf $(LOCALBIN) $(ROOT)/.cache $(ROOT)/_artifacts

@@ -1,0 +1,195 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// kwok runs the control plane with kwokctl's "binary" runtime: every
+// component is a local process started from the binaries `make tools` built,
+// so nothing is pulled from a registry. kwok's controller fakes the nodes and
+// the kubelet's work: pods are scheduled for real and marked Running.
+type kwok struct {
+	o Options
+}
+
+func newKwok(o Options) *kwok { return &kwok{o: o} }
+
+func (k *kwok) Name() string { return "kwok" }
+
+// workDir is kwokctl's KWOK_WORKDIR: each cluster is a directory below it.
+func (k *kwok) workDir() string { return filepath.Join(k.o.WorkDir, "kwok") }
+
+func (k *kwok) clusterDir() string { return filepath.Join(k.workDir(), "clusters", k.o.Name) }
+
+func (k *kwok) Kubeconfig() string { return filepath.Join(k.clusterDir(), "kubeconfig.yaml") }
+
+var kwokBinaries = []string{"kwokctl", "kwok", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
+
+func (k *kwok) Preflight(context.Context) error {
+	return requireBinaries(k.o.BinDir, kwokBinaries...)
+}
+
+// kwokctl runs kwokctl on this provider's work directory. It never touches
+// the user's ~/.kube/config: the cluster's kubeconfig stays in its directory.
+func (k *kwok) kwokctl(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(k.o.BinDir, "kwokctl"), args...)
+	cmd.Env = append(os.Environ(),
+		"KWOK_WORKDIR="+k.workDir(),
+		// kwokctl looks for kubectl on PATH; make it find the pinned one.
+		"PATH="+k.o.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+	)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil {
+		return out.String(), fmt.Errorf("kwokctl %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(out.String()))
+	}
+	return out.String(), nil
+}
+
+func (k *kwok) Exists(ctx context.Context) (bool, error) {
+	if _, err := os.Stat(k.clusterDir()); os.IsNotExist(err) {
+		return false, nil
+	}
+	out, err := k.kwokctl(ctx, "get", "clusters")
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Fields(out) {
+		if line == k.o.Name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (k *kwok) Up(ctx context.Context) error {
+	if err := k.Preflight(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	exists, err := k.Exists(ctx)
+	if err != nil {
+		return err
+	}
+	bin := func(n string) string { return filepath.Join(k.o.BinDir, n) }
+	if exists {
+		// Its processes may be gone (a reboot, a killed shell): start is a
+		// no-op for the ones still running.
+		progress(k.o.Log, start, "kwok cluster %q exists: making sure it runs", k.o.Name)
+		if _, err := k.kwokctl(ctx, "start", "cluster", "--name", k.o.Name); err != nil {
+			return err
+		}
+	} else {
+		progress(k.o.Log, start, "creating kwok cluster %q (control plane from %s)", k.o.Name, k.o.BinDir)
+		if _, err := k.kwokctl(ctx, "create", "cluster",
+			"--name", k.o.Name,
+			"--runtime", "binary",
+			"--kubeconfig", "", // leave ~/.kube/config alone
+			"--kube-apiserver-binary", bin("kube-apiserver"),
+			"--kube-controller-manager-binary", bin("kube-controller-manager"),
+			"--kube-scheduler-binary", bin("kube-scheduler"),
+			"--etcd-binary", bin("etcd"),
+			"--kwok-controller-binary", bin("kwok"),
+			"--wait", "2m",
+		); err != nil {
+			return err
+		}
+		progress(k.o.Log, start, "control plane is up")
+	}
+	if k.o.Nodes > 0 {
+		if _, err := k.kwokctl(ctx, "scale", "node", "--name", k.o.Name, "--replicas", strconv.Itoa(k.o.Nodes)); err != nil {
+			return err
+		}
+	}
+	if err := WaitForNodes(ctx, k.Kubeconfig(), k.o.Nodes, 2*time.Minute, k.o.Log); err != nil {
+		return err
+	}
+	progress(k.o.Log, start, "kwok cluster %q is ready; kubeconfig: %s", k.o.Name, k.Kubeconfig())
+	return nil
+}
+
+func (k *kwok) Down(ctx context.Context) error {
+	exists, err := k.Exists(ctx)
+	if err != nil {
+		return err
+	}
+	if exists {
+		start := time.Now()
+		pids := k.pids()
+		if _, err := k.kwokctl(ctx, "delete", "cluster", "--name", k.o.Name); err != nil {
+			return err
+		}
+		// kwokctl signals the components and returns; wait until they are
+		// gone, so that their ports are free when Down returns.
+		if err := waitForExit(ctx, pids, 30*time.Second); err != nil {
+			return err
+		}
+		progress(k.o.Log, start, "deleted kwok cluster %q; its %d processes have exited", k.o.Name, len(pids))
+	}
+	// kwokctl leaves the empty clusters directory behind.
+	removeEmptyDirs(filepath.Join(k.workDir(), "clusters"), k.o.WorkDir)
+	return nil
+}
+
+// pids reads the process IDs kwokctl recorded for the cluster's components.
+func (k *kwok) pids() map[string]int {
+	pids := map[string]int{}
+	files, _ := filepath.Glob(filepath.Join(k.clusterDir(), "pids", "*.pid"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			pids[strings.TrimSuffix(filepath.Base(f), ".pid")] = pid
+		}
+	}
+	return pids
+}
+
+// waitForExit waits until none of the processes is alive.
+func waitForExit(ctx context.Context, pids map[string]int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var alive []string
+		for name, pid := range pids {
+			// Signal 0 checks that the process exists without touching it.
+			if syscall.Kill(pid, 0) == nil {
+				alive = append(alive, fmt.Sprintf("%s (pid %d)", name, pid))
+			}
+		}
+		if len(alive) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after %s these kwok cluster processes are still running: %s", timeout, strings.Join(alive, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (k *kwok) LoadImage(context.Context, string) error {
+	return fmt.Errorf("kwok: loading images is %w: its nodes are fake and run no containers; run the controller out of the cluster, or use CLUSTER=kind", errNotSupported)
+}
+
+// removeEmptyDirs removes dir and then its parents, up to and including top,
+// while they are empty.
+func removeEmptyDirs(dir, top string) {
+	for strings.HasPrefix(dir, top) && os.Remove(dir) == nil && dir != top {
+		dir = filepath.Dir(dir)
+	}
+}

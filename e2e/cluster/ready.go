@@ -1,0 +1,65 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Clientset returns a client for the cluster a kubeconfig file describes.
+func Clientset(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+	}
+	// These clients only make short calls: a dead server must not hang them.
+	cfg.Timeout = 15 * time.Second
+	return kubernetes.NewForConfig(cfg)
+}
+
+// WaitForNodes waits until at least want nodes are Ready, and says how many
+// it saw when it gives up.
+func WaitForNodes(ctx context.Context, kubeconfig string, want int, timeout time.Duration, log io.Writer) error {
+	cs, err := Clientset(kubeconfig)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	last := "no answer from the API server yet"
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		ready := 0
+		for _, n := range nodes.Items {
+			if nodeReady(&n) {
+				ready++
+			}
+		}
+		last = fmt.Sprintf("%d of %d nodes Ready", ready, len(nodes.Items))
+		return ready >= want, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %d Ready nodes: gave up after %s, last seen: %s", want, timeout, last)
+	}
+	progress(log, start, "nodes: %s", last)
+	return nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,157 @@
+// Command cluster brings the project's local cluster up and down; the root
+// Makefile's cluster-up, cluster-down, kubeconfig and e2e targets call it.
+//
+//	cluster up                 create the cluster (or start it again), wait for Ready nodes
+//	cluster down               delete it and what it left on the machine
+//	cluster kubeconfig         print the kubeconfig path, alone
+//	cluster load-image IMAGE   copy a local Docker image into the nodes (kind)
+//	cluster run -- CMD ARGS    bring the cluster up if needed, run CMD with
+//	                           KUBECONFIG set, then delete the cluster only
+//	                           if this run created it
+//
+// The provider comes from CLUSTER (kwok, kind or existing; kwok by default),
+// the rest from CLUSTER_NAME, LOCALBIN, CLUSTER_WORKDIR, CLUSTER_NODES,
+// KIND_NODE_IMAGE, KIND_KUBEADM_PATCHES and KUBECONFIG.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"example.com/k8s-demo/e2e/cluster"
+)
+
+func main() {
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: cluster up|down|kubeconfig|load-image IMAGE|run -- CMD [ARGS]\n")
+	}
+	flag.Parse()
+	if err := run(flag.Args()); err != nil {
+		// `run` passes its command's exit code on; the command said why.
+		var exit childExit
+		if errors.As(err, &exit) {
+			os.Exit(exit.code)
+		}
+		fmt.Fprintf(os.Stderr, "cluster: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		flag.Usage()
+		return fmt.Errorf("expected a command, got none")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	wd, _ := os.Getwd()
+	root, err := cluster.FindRoot(wd)
+	if err != nil {
+		return err
+	}
+	opts, err := cluster.OptionsFromEnv(root)
+	if err != nil {
+		return err
+	}
+	opts.Log = os.Stderr
+	name := os.Getenv("CLUSTER")
+	if name == "" {
+		name = "kwok"
+	}
+	p, err := cluster.New(name, opts)
+	if err != nil {
+		return err
+	}
+
+	switch cmd := args[0]; cmd {
+	case "kubeconfig":
+		// Alone on stdout, for `export KUBECONFIG=$(make -s kubeconfig)`.
+		fmt.Println(p.Kubeconfig())
+		return nil
+	case "up":
+		fmt.Fprintf(os.Stderr, "cluster up: %s cluster %q\n", p.Name(), opts.Name)
+		if err := p.Up(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "\nReady. Point kubectl at it with:\n  export KUBECONFIG=%s\n", p.Kubeconfig())
+		return nil
+	case "down":
+		fmt.Fprintf(os.Stderr, "cluster down: %s cluster %q\n", p.Name(), opts.Name)
+		return p.Down(ctx)
+	case "load-image":
+		if len(args) != 2 {
+			return fmt.Errorf("load-image takes one image name, got %d arguments", len(args)-1)
+		}
+		return p.LoadImage(ctx, args[1])
+	case "run":
+		rest := args[1:]
+		if len(rest) > 0 && rest[0] == "--" {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 {
+			return fmt.Errorf("run needs a command after --")
+		}
+		return runWith(ctx, p, opts.Name, rest)
+	default:
+		flag.Usage()
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+// runWith runs a command against the cluster, creating it first when it is
+// not there, and removing afterwards only what it created.
+func runWith(ctx context.Context, p cluster.Provider, name string, command []string) error {
+	start := time.Now()
+	existed, err := p.Exists(ctx)
+	if err != nil {
+		return err
+	}
+	if existed {
+		fmt.Fprintf(os.Stderr, "cluster run: reusing the %s cluster %q (it will be left up)\n", p.Name(), name)
+	} else {
+		fmt.Fprintf(os.Stderr, "cluster run: creating the %s cluster %q (it will be deleted afterwards)\n", p.Name(), name)
+	}
+	if err := p.Up(ctx); err != nil {
+		return err
+	}
+	upTime := time.Since(start)
+
+	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+p.Kubeconfig(), "E2E_KUBECONFIG="+p.Kubeconfig(), "CLUSTER="+p.Name())
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	runStart := time.Now()
+	runErr := cmd.Run()
+	var exitErr *exec.ExitError
+	if errors.As(runErr, &exitErr) {
+		runErr = childExit{code: exitErr.ExitCode()}
+	}
+	runTime := time.Since(runStart)
+
+	var downTime time.Duration
+	if !existed {
+		downStart := time.Now()
+		// Clean up even when interrupted.
+		if err := p.Down(context.WithoutCancel(ctx)); err != nil && runErr == nil {
+			runErr = err
+		}
+		downTime = time.Since(downStart)
+	}
+	fmt.Fprintf(os.Stderr, "cluster run: cluster up %s, command %s, cluster down %s\n",
+		upTime.Round(100*time.Millisecond), runTime.Round(100*time.Millisecond), downTime.Round(100*time.Millisecond))
+	return runErr
+}
+
+// childExit is the exit code of the command `run` ran.
+type childExit struct{ code int }
+
+func (c childExit) Error() string { return fmt.Sprintf("command exited with status %d", c.code) }

@@ -1,0 +1,159 @@
+// Package harness is what the e2e suites use to talk to a cluster: it gets the
+// cluster, runs the real kubectl, starts controllers as child processes with
+// their logs captured, waits for conditions with messages that say what was
+// awaited and what was last seen, and on failure dumps the events, the objects
+// involved and the controllers' logs.
+//
+// A suite's TestMain calls Main; each test calls New:
+//
+//	func TestMain(m *testing.M) { harness.Main(m) }
+//
+//	func TestScale(t *testing.T) {
+//		h := harness.New(t) // a fresh namespace, dumped if the test fails
+//		h.Kubectl("apply", "-f", "config/samples/x.yaml")
+//		...
+//	}
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"example.com/k8s-demo/e2e/cluster"
+)
+
+// Env is the cluster a test binary runs against.
+type Env struct {
+	// Root is the repository root; BinDir holds the pinned tools.
+	Root, BinDir string
+	// Provider is the cluster provider; Kubeconfig the path of its kubeconfig.
+	Provider   cluster.Provider
+	Kubeconfig string
+	// Config and Client talk to the cluster directly.
+	Config *rest.Config
+	Client kubernetes.Interface
+	// ArtifactsDir receives the controllers' logs and the failure dumps.
+	ArtifactsDir string
+
+	created bool
+}
+
+// Setup gets the cluster for a test binary. With E2E_KUBECONFIG set (as
+// `cluster run` and `make e2e` set it) it uses that cluster as it is, which
+// also makes re-running a suite fast: `export E2E_KUBECONFIG=$(make -s kubeconfig)`.
+// Otherwise it brings up the cluster CLUSTER names (kwok by default, named by
+// CLUSTER_NAME, default "k8s-demo-e2e"), and Teardown deletes it if Setup
+// created it.
+func Setup(ctx context.Context) (*Env, error) {
+	wd, _ := os.Getwd()
+	root, err := cluster.FindRoot(wd)
+	if err != nil {
+		return nil, err
+	}
+	if os.Getenv("CLUSTER_NAME") == "" {
+		os.Setenv("CLUSTER_NAME", "k8s-demo-e2e")
+	}
+	opts, err := cluster.OptionsFromEnv(root)
+	if err != nil {
+		return nil, err
+	}
+	opts.Log = os.Stderr
+	env := &Env{
+		Root:         root,
+		BinDir:       opts.BinDir,
+		ArtifactsDir: envOr("E2E_ARTIFACTS", filepath.Join(root, "_artifacts")),
+	}
+	if kc := os.Getenv("E2E_KUBECONFIG"); kc != "" {
+		opts.Kubeconfig = kc
+		env.Provider, _ = cluster.New("existing", opts)
+	} else {
+		env.Provider, err = cluster.New(envOr("CLUSTER", "kwok"), opts)
+		if err != nil {
+			return nil, err
+		}
+		existed, err := env.Provider.Exists(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := env.Provider.Up(ctx); err != nil {
+			return nil, err
+		}
+		env.created = !existed
+	}
+	env.Kubeconfig = env.Provider.Kubeconfig()
+	env.Config, err = clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", env.Kubeconfig, err)
+	}
+	// Tests poll: client-go's default of 5 requests a second would throttle them.
+	env.Config.QPS, env.Config.Burst = 50, 100
+	env.Client, err = kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		return nil, err
+	}
+	return env, os.MkdirAll(env.ArtifactsDir, 0o755)
+}
+
+// Teardown deletes the cluster if Setup created it, unless E2E_KEEP=1.
+func (e *Env) Teardown(ctx context.Context) error {
+	if !e.created {
+		return nil
+	}
+	if os.Getenv("E2E_KEEP") == "1" {
+		fmt.Fprintf(os.Stderr, "E2E_KEEP=1: leaving the cluster up; KUBECONFIG=%s\n", e.Kubeconfig)
+		return nil
+	}
+	return e.Provider.Down(ctx)
+}
+
+// current is the Env of the running test binary, set by Main.
+var current *Env
+
+// Main is a suite's TestMain: it sets the cluster up, runs the tests and
+// tears down what it created.
+func Main(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	env, err := Setup(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: cannot get a cluster: %v\n", err)
+		return 1
+	}
+	current = env
+	code := m.Run()
+	if err := env.Teardown(context.Background()); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: tearing the cluster down: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// Current is the Env that Main set up.
+func Current(t testing.TB) *Env {
+	t.Helper()
+	if current == nil {
+		t.Fatal("harness: no cluster: the suite's TestMain must call harness.Main(m)")
+	}
+	return current
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,231 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// H is one test's view of the cluster: its own namespace, a kubeconfig whose
+// context defaults to that namespace (so the tutorials' kubectl commands run
+// there verbatim), the processes it started, and the objects to show if it
+// fails.
+type H struct {
+	testing.TB
+	Env *Env
+	// Ctx ends when the test does.
+	Ctx context.Context
+	// Namespace is created for the test and deleted after it.
+	Namespace string
+	// Kubeconfig is the cluster's kubeconfig with Namespace as the default.
+	Kubeconfig string
+	// Dir is the test's artifacts directory: logs and the failure dump.
+	Dir string
+
+	procs   []*Process
+	tracked []string
+}
+
+// New prepares a test: a namespace, its kubeconfig and artifacts directory,
+// and a clean-up that dumps what went on if the test failed.
+func New(t testing.TB) *H {
+	t.Helper()
+	return NewWith(t, Current(t))
+}
+
+// NewWith is New on a given Env.
+func NewWith(t testing.TB, env *Env) *H {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &H{TB: t, Env: env, Ctx: ctx}
+	t.Cleanup(cancel)
+
+	h.Namespace = namespaceFor(t.Name())
+	h.Dir = filepath.Join(env.ArtifactsDir, sanitize(t.Name()))
+	// What an earlier run of the test left there would only mislead.
+	if err := os.RemoveAll(h.Dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(h.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.Namespace, Labels: map[string]string{"e2e.k8s-demo/test": "true"}}}
+	if _, err := env.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace %s: %v", h.Namespace, err)
+	}
+	t.Cleanup(func() {
+		if os.Getenv("E2E_KEEP") == "1" && t.Failed() {
+			return
+		}
+		// Not waited for: the next test has its own namespace.
+		_ = env.Client.CoreV1().Namespaces().Delete(context.Background(), h.Namespace, metav1.DeleteOptions{})
+	})
+
+	h.Kubeconfig = filepath.Join(h.Dir, "kubeconfig")
+	if err := writeKubeconfig(env.Kubeconfig, h.Kubeconfig, h.Namespace); err != nil {
+		t.Fatal(err)
+	}
+
+	// Registered after the namespace clean-up, so it runs before it; the
+	// processes started later are stopped before it, so their logs are whole.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		var b bytes.Buffer
+		h.Dump(&b)
+		path := filepath.Join(h.Dir, "dump.txt")
+		_ = os.WriteFile(path, b.Bytes(), 0o644)
+		t.Logf("the test failed; what the cluster and the processes show (also in %s):\n%s", path, b.String())
+	})
+	return h
+}
+
+// writeKubeconfig copies a kubeconfig, setting the current context's namespace.
+func writeKubeconfig(from, to, namespace string) error {
+	cfg, err := clientcmd.LoadFromFile(from)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig %s: %w", from, err)
+	}
+	c, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return fmt.Errorf("kubeconfig %s: current context %q not found", from, cfg.CurrentContext)
+	}
+	c.Namespace = namespace
+	return clientcmd.WriteToFile(*cfg, to)
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-z0-9-]+`)
+
+func sanitize(s string) string {
+	return strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
+
+// namespaceFor makes a valid, unique namespace name from a test name.
+func namespaceFor(test string) string {
+	base := sanitize(test)
+	if len(base) > 40 {
+		base = strings.Trim(base[:40], "-")
+	}
+	return "e2e-" + base + "-" + rand.String(5)
+}
+
+// Command runs a command with the test's kubeconfig and the pinned tools
+// first on PATH, and returns its combined output.
+func (h *H) Command(dir, name string, args ...string) (string, error) {
+	h.Helper()
+	cmd := exec.CommandContext(h.Ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = h.environ()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	h.Logf("$ %s %s   (%s)\n%s", name, strings.Join(args, " "), time.Since(start).Round(time.Millisecond), strings.TrimRight(out.String(), "\n"))
+	if err != nil {
+		return out.String(), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out.String())
+	}
+	return out.String(), nil
+}
+
+func (h *H) environ() []string {
+	return append(os.Environ(),
+		"KUBECONFIG="+h.Kubeconfig,
+		"PATH="+h.Env.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+	)
+}
+
+// KubectlErr runs the pinned kubectl; use it where an error is expected.
+func (h *H) KubectlErr(args ...string) (string, error) {
+	h.Helper()
+	return h.Command("", filepath.Join(h.Env.BinDir, "kubectl"), args...)
+}
+
+// Kubectl runs the pinned kubectl and fails the test if it fails.
+func (h *H) Kubectl(args ...string) string {
+	h.Helper()
+	out, err := h.KubectlErr(args...)
+	if err != nil {
+		h.Fatal(err)
+	}
+	return out
+}
+
+// KubectlIn is Kubectl from a directory, for the tutorials' relative paths.
+func (h *H) KubectlIn(dir string, args ...string) string {
+	h.Helper()
+	out, err := h.Command(dir, filepath.Join(h.Env.BinDir, "kubectl"), args...)
+	if err != nil {
+		h.Fatal(err)
+	}
+	return out
+}
+
+// Track adds objects ("kind/name", in the test's namespace, or "kind" for all
+// of a kind) to what a failure dump shows.
+func (h *H) Track(objs ...string) { h.tracked = append(h.tracked, objs...) }
+
+// Start runs a program beside the cluster with the test's kubeconfig, its
+// output in <Dir>/<name>.log; it is stopped when the test ends.
+func (h *H) Start(spec ProcessSpec) *Process {
+	h.Helper()
+	spec.Env = append([]string{"KUBECONFIG=" + h.Kubeconfig}, spec.Env...)
+	p := &Process{Spec: spec, LogPath: filepath.Join(h.Dir, sanitize(spec.Name)+".log")}
+	if err := p.start(); err != nil {
+		h.Fatal(err)
+	}
+	h.procs = append(h.procs, p)
+	h.Cleanup(func() { _ = p.Stop() })
+	return p
+}
+
+// WaitFor waits for check, failing the test with what was awaited and what
+// was last seen if it does not happen within timeout.
+func (h *H) WaitFor(what string, timeout time.Duration, check Check) {
+	h.Helper()
+	start := time.Now()
+	if err := Wait(h.Ctx, what, timeout, 250*time.Millisecond, check); err != nil {
+		h.Fatal(err)
+	}
+	h.Logf("waited %s for %s", time.Since(start).Round(time.Millisecond), what)
+}
+
+// Dump writes what a reader needs to see why a test failed: the namespace's
+// events, its pods and the tracked objects, and the processes' logs.
+func (h *H) Dump(w io.Writer) {
+	kubectl := func(args ...string) {
+		cmd := exec.Command(filepath.Join(h.Env.BinDir, "kubectl"), args...)
+		cmd.Env = h.environ()
+		out, err := cmd.CombinedOutput()
+		fmt.Fprintf(w, "\n--- kubectl %s\n%s", strings.Join(args, " "), out)
+		if err != nil {
+			fmt.Fprintf(w, "(%v)\n", err)
+		}
+	}
+	fmt.Fprintf(w, "=== namespace %s\n", h.Namespace)
+	kubectl("get", "events", "--sort-by=.metadata.creationTimestamp")
+	kubectl("get", "pods", "-o", "wide")
+	for _, obj := range h.tracked {
+		kubectl("get", obj, "-o", "yaml")
+	}
+	for _, p := range h.procs {
+		state := "running"
+		if !p.Running() {
+			state = fmt.Sprintf("exited: %v", p.ExitErr())
+		}
+		fmt.Fprintf(w, "\n=== log of %s (%s; last 200 lines of %s)\n%s\n", p.Spec.Name, state, p.LogPath, p.Tail(200))
+	}
+}

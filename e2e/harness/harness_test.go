@@ -1,0 +1,201 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"example.com/k8s-demo/e2e/cluster"
+)
+
+// These tests run against a real cluster (kwok by default): they check the
+// cluster the providers bring up and the harness the suites stand on.
+
+func TestMain(m *testing.M) { Main(m) }
+
+func TestClusterHasReadyNodesAndRunsPods(t *testing.T) {
+	h := New(t)
+	nodes, err := h.Env.Client.CoreV1().Nodes().List(h.Ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := 0
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				ready++
+			}
+		}
+	}
+	if ready < 2 {
+		t.Fatalf("want at least 2 Ready nodes, got %d of %d", ready, len(nodes.Items))
+	}
+
+	h.Kubectl("run", "busybox", "--image=busybox", "--restart=Never", "--", "sleep", "3600")
+	h.Track("pod/busybox")
+	h.WaitFor("pod busybox to be Running", time.Minute, func(ctx context.Context) (bool, string, error) {
+		p, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(ctx, "busybox", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return p.Status.Phase == corev1.PodRunning, fmt.Sprintf("phase %s on node %q", p.Status.Phase, p.Spec.NodeName), nil
+	})
+}
+
+func TestKubectlAndServerArePinnedVersion(t *testing.T) {
+	h := New(t)
+	versions, err := cluster.Versions(h.Env.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Client struct{ GitVersion string } `json:"clientVersion"`
+		Server struct{ GitVersion string } `json:"serverVersion"`
+	}
+	if err := json.Unmarshal([]byte(h.Kubectl("version", "-o", "json")), &v); err != nil {
+		t.Fatal(err)
+	}
+	want := versions["KUBERNETES_VERSION"]
+	if h.Env.Provider.Name() == "existing" && v.Server.GitVersion != want {
+		t.Skipf("an existing cluster runs %s; the pinned %s is only checked on clusters the harness made", v.Server.GitVersion, want)
+	}
+	if v.Client.GitVersion != want || v.Server.GitVersion != want {
+		t.Errorf("want kubectl and server at %s, got client %s, server %s", want, v.Client.GitVersion, v.Server.GitVersion)
+	}
+}
+
+func TestKubeconfigDefaultsToTheTestNamespace(t *testing.T) {
+	h := New(t)
+	h.Kubectl("create", "configmap", "marker", "--from-literal=k=v")
+	if _, err := h.Env.Client.CoreV1().ConfigMaps(h.Namespace).Get(h.Ctx, "marker", metav1.GetOptions{}); err != nil {
+		t.Fatalf("kubectl without -n must act in %s: %v", h.Namespace, err)
+	}
+}
+
+func TestKubectlErrorsSayWhatFailed(t *testing.T) {
+	h := New(t)
+	_, err := h.KubectlErr("get", "pod", "no-such-pod")
+	if err == nil || !strings.Contains(err.Error(), "kubectl get pod no-such-pod") || !strings.Contains(err.Error(), "NotFound") {
+		t.Fatalf("want an error naming the command and the server's answer, got %v", err)
+	}
+}
+
+func TestWaitTimeoutSaysWhatAndWhatWasSeen(t *testing.T) {
+	h := New(t)
+	err := Wait(h.Ctx, "3 pods in "+h.Namespace, time.Second, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		pods, err := h.Env.Client.CoreV1().Pods(h.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return len(pods.Items) == 3, fmt.Sprintf("%d pods", len(pods.Items)), nil
+	})
+	if err == nil {
+		t.Fatal("want a timeout: nothing creates pods")
+	}
+	for _, want := range []string{"timed out after", "waiting for 3 pods in " + h.Namespace, "last seen: 0 pods"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("timeout error lacks %q: %v", want, err)
+		}
+	}
+
+	err = Wait(h.Ctx, "a configmap", 500*time.Millisecond, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		_, err := h.Env.Client.CoreV1().ConfigMaps(h.Namespace).Get(ctx, "absent", metav1.GetOptions{})
+		return err == nil, "", err
+	})
+	if err == nil || !strings.Contains(err.Error(), `last seen: error: configmaps "absent" not found`) {
+		t.Errorf("a wait that only saw errors must report the last one, got %v", err)
+	}
+}
+
+func TestWaitReturnsAsSoonAsDone(t *testing.T) {
+	calls := 0
+	err := Wait(context.Background(), "the third call", time.Minute, time.Millisecond, func(context.Context) (bool, string, error) {
+		calls++
+		return calls == 3, "", nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("want success on the third call, got %v after %d calls", err, calls)
+	}
+}
+
+// failedTB is a test that has failed, whose log is kept for inspection.
+type failedTB struct {
+	testing.TB
+	log bytes.Buffer
+}
+
+func (f *failedTB) Failed() bool { return true }
+func (f *failedTB) Logf(format string, args ...any) {
+	fmt.Fprintf(&f.log, format+"\n", args...)
+}
+
+func TestFailureDumpShowsControllerLogEventsAndObjects(t *testing.T) {
+	env := Current(t)
+	var failed *failedTB
+	t.Run("failing", func(t *testing.T) {
+		failed = &failedTB{TB: t}
+		h := NewWith(failed, env)
+		h.Start(ProcessSpec{Name: "controller", Path: "sh", Args: []string{"-c", "echo reconciling custompod/sample; echo KUBECONFIG=$KUBECONFIG; sleep 300"}})
+		h.Kubectl("create", "configmap", "involved", "--from-literal=k=v")
+		h.Track("configmap/involved")
+		h.Kubectl("run", "busybox", "--image=busybox", "--restart=Never", "--", "sleep", "3600")
+		h.WaitFor("an event about pod busybox", time.Minute, func(ctx context.Context) (bool, string, error) {
+			ev, err := h.Env.Client.CoreV1().Events(h.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=busybox"})
+			if err != nil {
+				return false, "", err
+			}
+			return len(ev.Items) > 0, fmt.Sprintf("%d events", len(ev.Items)), nil
+		})
+		h.WaitFor("the controller to have written its log", 10*time.Second, func(context.Context) (bool, string, error) {
+			return strings.Contains(h.procs[0].Log(), "KUBECONFIG="), "", nil
+		})
+	})
+	// The clean-ups of the subtest have run: the dump is in its log.
+	dump := failed.log.String()
+	for _, want := range []string{
+		"the test failed",
+		"=== log of controller",
+		"reconciling custompod/sample",   // the controller's own output
+		"KUBECONFIG=" + env.ArtifactsDir, // it ran with the test's kubeconfig
+		"kubectl get events",
+		"Scheduled", // the scheduler's event for the busybox pod
+		"name: involved",
+		"busybox",
+	} {
+		if !strings.Contains(dump, want) {
+			t.Errorf("the failure dump lacks %q; it was:\n%s", want, dump)
+		}
+	}
+}
+
+func TestProcessKillAndRestart(t *testing.T) {
+	h := New(t)
+	p := h.Start(ProcessSpec{Name: "sleeper", Path: "sh", Args: []string{"-c", "echo started; exec sleep 300"}})
+	starts := func() int { return strings.Count(p.Log(), "\nstarted\n") }
+	h.WaitFor("the first run's output", 10*time.Second, func(context.Context) (bool, string, error) {
+		return starts() == 1, p.Log(), nil
+	})
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if p.Running() || p.ExitErr() == nil || !strings.Contains(p.ExitErr().Error(), "killed") {
+		t.Fatalf("after Kill: running=%v, exit=%v", p.Running(), p.ExitErr())
+	}
+	if err := p.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Running() {
+		t.Fatal("not running after Restart")
+	}
+	// The log keeps both runs.
+	h.WaitFor("the second run's output after the first's", 10*time.Second, func(context.Context) (bool, string, error) {
+		return starts() == 2, p.Log(), nil
+	})
+}

@@ -1,0 +1,149 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ProcessSpec describes a program to run beside the cluster, typically a
+// controller run out of the cluster, as `make run` does.
+type ProcessSpec struct {
+	// Name labels the process in logs and dumps.
+	Name string
+	// Path and Args are the command; Dir its working directory.
+	Path string
+	Args []string
+	Dir  string
+	// Env is added to the test's environment (KUBECONFIG is set for you).
+	Env []string
+}
+
+// Process is a running ProcessSpec whose output goes to a log file.
+type Process struct {
+	Spec    ProcessSpec
+	LogPath string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// start launches the process, appending its output to LogPath.
+func (p *Process) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running() {
+		return fmt.Errorf("%s is already running", p.Spec.Name)
+	}
+	log, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "=== %s: %s %s\n", time.Now().Format(time.RFC3339), p.Spec.Path, strings.Join(p.Spec.Args, " "))
+	cmd := exec.Command(p.Spec.Path, p.Spec.Args...)
+	cmd.Dir = p.Spec.Dir
+	cmd.Env = append(os.Environ(), p.Spec.Env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	// Its own process group, so that a stop reaches what it started too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return fmt.Errorf("starting %s (%s): %w", p.Spec.Name, p.Spec.Path, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		log.Close()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		close(done)
+	}()
+	p.cmd, p.done = cmd, done
+	return nil
+}
+
+func (p *Process) running() bool {
+	if p.done == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Running reports whether the process has not exited.
+func (p *Process) Running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running()
+}
+
+// Stop asks the process to end (SIGTERM, as a Deployment's pod gets) and
+// kills it if it has not within 10 seconds.
+func (p *Process) Stop() error { return p.signal(syscall.SIGTERM, 10*time.Second) }
+
+// Kill ends the process at once (SIGKILL), as a crash or an OOM kill would:
+// no clean-up code runs.
+func (p *Process) Kill() error { return p.signal(syscall.SIGKILL, 10*time.Second) }
+
+func (p *Process) signal(sig syscall.Signal, grace time.Duration) error {
+	p.mu.Lock()
+	if !p.running() {
+		p.mu.Unlock()
+		return nil
+	}
+	pid, done := p.cmd.Process.Pid, p.done
+	p.mu.Unlock()
+	_ = syscall.Kill(-pid, sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
+	}
+	return nil
+}
+
+// Restart stops the process and starts it again with the same spec.
+func (p *Process) Restart() error {
+	if err := p.Stop(); err != nil {
+		return err
+	}
+	return p.start()
+}
+
+// Log returns what the process has written so far.
+func (p *Process) Log() string {
+	b, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", p.LogPath, err)
+	}
+	return string(b)
+}
+
+// Tail returns the last n lines of the log.
+func (p *Process) Tail(n int) string {
+	lines := bytes.Split(bytes.TrimRight([]byte(p.Log()), "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// ExitErr is how the process ended: nil while it runs or after a clean exit.
+func (p *Process) ExitErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
