@@ -199,3 +199,19 @@ func TestProcessKillAndRestart(t *testing.T) {
 		return starts() == 2, p.Log(), nil
 	})
 }
+
+func TestKubeconfigAsHasOnlyTheBoundRole(t *testing.T) {
+	h := New(t)
+	h.Kubectl("create", "clusterrole", h.Namespace+"-pod-reader", "--verb=get,list,watch", "--resource=pods")
+	t.Cleanup(func() { h.KubectlErr("delete", "clusterrole", h.Namespace+"-pod-reader") })
+	kc := h.KubeconfigAs("reader", h.Namespace+"-pod-reader")
+	if !h.Can(kc, "list", "pods") {
+		t.Error("the ServiceAccount cannot list pods, which its role allows")
+	}
+	if h.Can(kc, "create", "pods") {
+		t.Error("the ServiceAccount can create pods, which its role does not allow")
+	}
+	if _, err := h.KubectlErr("--kubeconfig", kc, "create", "configmap", "x"); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("creating a configmap as the ServiceAccount: want forbidden, got %v", err)
+	}
+}
