@@ -74,4 +74,3 @@ func (h *H) Can(kubeconfig, verb, resource string) bool {
 	_ = err // can-i exits 1 for "no"
 	return len(out) >= 3 && out[:3] == "yes"
 }
-
