@@ -9,7 +9,7 @@ ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 include $(ROOT)/versions.env
 
 export LOCALBIN ?= $(ROOT)/bin
-export CLUSTER_WORKDIR ?= $(ROOT)/.cache/clusters
+export CLUSTER_WORKDIR ?= $(ROOT)/.cache
 # The cluster provider: kwok (offline, the default), kind (Docker) or existing (KUBECONFIG).
 CLUSTER ?= kwok
 export CLUSTER_NAME ?= k8s-demo

@@ -101,7 +101,7 @@ func OptionsFromEnv(root string) (Options, error) {
 	o := Options{
 		Name:       envOr("CLUSTER_NAME", DefaultName),
 		BinDir:     envOr("LOCALBIN", filepath.Join(root, "bin")),
-		WorkDir:    envOr("CLUSTER_WORKDIR", filepath.Join(root, ".cache", "clusters")),
+		WorkDir:    envOr("CLUSTER_WORKDIR", filepath.Join(root, ".cache")),
 		Nodes:      2,
 		NodeImage:  envOr("KIND_NODE_IMAGE", versions["KIND_NODE_IMAGE_DEFAULT"]),
 		Kubeconfig: os.Getenv("KUBECONFIG"),
