@@ -21,10 +21,26 @@ if [ -n "$unformatted" ]; then
   rc=1
 fi
 
+# snapshot DIR: a hash of every file in DIR but its build output.
+snapshot() {
+  (cd "$1" && find . -type f -not -path './bin/*' -not -name '*.out' -print0 | sort -z | xargs -0 sha256sum)
+}
+
 for m in $(modules); do
   if has_target "$ROOT/$m" verify; then
     echo ">> $m: make verify"
     make -s -C "$ROOT/$m" verify || rc=1
+  elif has_target "$ROOT/$m" manifests && has_target "$ROOT/$m" generate; then
+    # The kubebuilder layout has no verify target: regenerating must change nothing.
+    echo ">> $m: make manifests generate changes nothing"
+    before=$(snapshot "$ROOT/$m")
+    make -s -C "$ROOT/$m" manifests generate || rc=1
+    after=$(snapshot "$ROOT/$m")
+    if [ "$before" != "$after" ]; then
+      echo "$m: make manifests generate changed these files; commit what they generate:" >&2
+      diff <(echo "$before") <(echo "$after") | awk '/^[<>]/ { print "  " $3 }' | sort -u >&2
+      rc=1
+    fi
   fi
 done
 

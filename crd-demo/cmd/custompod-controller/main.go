@@ -1,0 +1,107 @@
+// Command custompod-controller runs the client-go CustomPod controller
+// (pkg/custompod): it keeps spec.replicas busybox pods running for every
+// CustomPod, like the articles' operator-sdk and kubebuilder controllers.
+//
+//	custompod-controller --kubeconfig ~/.kube/config --namespace demo -v=4
+//
+// Three implementations of one CRD must not fight over the same objects: give
+// each its own --namespace.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"example.com/k8s-demo/crd-demo/internal/kubeconfig"
+	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
+	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
+	"example.com/k8s-demo/crd-demo/pkg/custompod"
+)
+
+var (
+	masterURL      string
+	kubeconfigPath string
+	namespace      string
+	workers        int
+	resyncPeriod   time.Duration
+)
+
+func main() {
+	flag.StringVar(&kubeconfigPath, "kubeconfig", "", "Path to a kubeconfig. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
+	flag.StringVar(&masterURL, "master", "", "The address of the Kubernetes API server. Overrides the one in the kubeconfig.")
+	flag.StringVar(&namespace, "namespace", "", "Watch CustomPods (and their pods) in this namespace only. Default: all namespaces.")
+	flag.IntVar(&workers, "workers", 2, "How many CustomPods to sync at the same time.")
+	flag.DurationVar(&resyncPeriod, "resync", 30*time.Second, "How often the informers replay their caches as update events (they are ignored: see the ResourceVersion checks).")
+	klog.InitFlags(nil)
+	flag.Parse()
+	if err := checkFlags(); err != nil {
+		fmt.Fprintf(os.Stderr, "custompod-controller: %v\nRun custompod-controller -h to list the flags.\n", err)
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Error running controller")
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+}
+
+func checkFlags() error {
+	if flag.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if workers < 1 {
+		return fmt.Errorf("--workers must be at least 1, not %d", workers)
+	}
+	return nil
+}
+
+func run(ctx context.Context) error {
+	cfg, err := kubeconfig.Load(masterURL, kubeconfigPath)
+	if err != nil {
+		return err
+	}
+	kubeClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building kubernetes clientset: %w", err)
+	}
+	customClient, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building custompod clientset: %w", err)
+	}
+
+	// Watch only pods that carry the CustomPod label: the controller needs
+	// no others, and a cache of every pod in the cluster costs memory.
+	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, resyncPeriod,
+		kubeinformers.WithNamespace(namespace),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = custompod.LabelCustomPod }))
+	customInformerFactory := informers.NewSharedInformerFactoryWithOptions(customClient, resyncPeriod,
+		informers.WithNamespace(namespace))
+
+	controller := custompod.NewController(ctx, kubeClient, customClient,
+		kubeInformerFactory.Core().V1().Pods(),
+		customInformerFactory.Zhhnzw().V1().CustomPods())
+
+	kubeInformerFactory.Start(ctx.Done())
+	customInformerFactory.Start(ctx.Done())
+	defer kubeInformerFactory.Shutdown()
+	defer customInformerFactory.Shutdown()
+
+	ns := namespace
+	if ns == "" {
+		ns = "(all)"
+	}
+	klog.FromContext(ctx).Info("CustomPod controller configured", "namespace", ns, "workers", workers)
+	return controller.Run(ctx, workers)
+}

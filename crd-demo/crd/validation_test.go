@@ -1,0 +1,297 @@
+package crd_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"example.com/k8s-demo/crd-demo/internal/testenv"
+)
+
+// apiServer runs etcd and kube-apiserver with the CRDs of this directory installed.
+var apiServer = testenv.New(".")
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	apiServer.Stop()
+	os.Exit(code)
+}
+
+var (
+	networks   = schema.GroupVersionResource{Group: "samplecrd.k8s.io", Version: "v1", Resource: "networks"}
+	customPods = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v1", Resource: "custompods"}
+)
+
+// create sends obj, written as YAML, the way `kubectl apply` does: with
+// field validation Strict, so that unknown fields are refused instead of
+// silently dropped.
+func create(t *testing.T, client dynamic.Interface, gvr schema.GroupVersionResource, ns, manifest string) (*unstructured.Unstructured, error) {
+	t.Helper()
+	var obj unstructured.Unstructured
+	if err := yaml.Unmarshal([]byte(manifest), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	return client.Resource(gvr).Namespace(ns).Create(context.Background(), &obj, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+}
+
+// newNamespace creates a namespace of its own for the test.
+func newNamespace(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	ns, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "crd-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// validationCase is an object and what the API server must say about it:
+// nothing (accepted) or an Invalid or BadRequest error containing every one
+// of the strings in refused, which name the field and the problem.
+type validationCase struct {
+	name     string
+	manifest string
+	refused  []string
+}
+
+func runCases(t *testing.T, gvr schema.GroupVersionResource, cases []validationCase) {
+	cfg := apiServer.Config(t)
+	client := dynamic.NewForConfigOrDie(cfg)
+	ns := newNamespace(t, cfg)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := create(t, client, gvr, ns, tc.manifest)
+			if len(tc.refused) == 0 {
+				if err != nil {
+					t.Fatalf("refused a valid object: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted an invalid object; want an error mentioning %q", tc.refused)
+			}
+			if !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) {
+				t.Fatalf("error is %v (reason %s); want Invalid or BadRequest", err, apierrors.ReasonForError(err))
+			}
+			t.Logf("refused: %v", err)
+			for _, s := range tc.refused {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not mention %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func network(name, spec string) string {
+	return "apiVersion: samplecrd.k8s.io/v1\nkind: Network\nmetadata:\n  name: " + name + "\n" + spec
+}
+
+func TestNetworkValidation(t *testing.T) {
+	runCases(t, networks, []validationCase{
+		{"the article's example", network("example", "spec:\n  cidr: 192.168.0.0/16\n  gateway: 192.168.0.1"), nil},
+		{"IPv6", network("v6", "spec:\n  cidr: fd00:10::/64\n  gateway: fd00:10::1"), nil},
+		{"bad cidr", network("bad-cidr", "spec:\n  cidr: 192.168.0.0/33\n  gateway: 192.168.0.1"),
+			[]string{"spec.cidr", "must be a CIDR"}},
+		{"cidr is an address", network("cidr-address", "spec:\n  cidr: 192.168.0.1\n  gateway: 192.168.0.1"),
+			[]string{"spec.cidr", "must be a CIDR"}},
+		{"cidr with host bits", network("host-bits", "spec:\n  cidr: 192.168.0.1/16\n  gateway: 192.168.0.1"),
+			[]string{"spec.cidr", "no host bits"}},
+		{"bad gateway", network("bad-gateway", "spec:\n  cidr: 192.168.0.0/16\n  gateway: 192.168.0.256"),
+			[]string{"spec.gateway", "must be an IP address"}},
+		{"gateway outside cidr", network("outside", "spec:\n  cidr: 192.168.0.0/16\n  gateway: 10.0.0.1"),
+			[]string{"spec.gateway", "must be an address inside cidr"}},
+		{"IPv4 gateway in IPv6 cidr", network("mixed", "spec:\n  cidr: fd00::/64\n  gateway: 192.168.0.1"),
+			[]string{"spec.gateway", "must be an address inside cidr"}},
+		{"missing gateway", network("no-gateway", "spec:\n  cidr: 192.168.0.0/16"),
+			[]string{"spec.gateway", "Required value"}},
+		{"missing cidr", network("no-cidr", "spec:\n  gateway: 192.168.0.1"),
+			[]string{"spec.cidr", "Required value"}},
+		{"missing spec", network("no-spec", ""),
+			[]string{"spec", "Required value"}},
+		{"cidr not a string", network("number", "spec:\n  cidr: 42\n  gateway: 192.168.0.1"),
+			[]string{"spec.cidr", "must be of type string"}},
+		{"unknown field", network("unknown", "spec:\n  cidr: 192.168.0.0/16\n  gateway: 192.168.0.1\n  mtu: 1500"),
+			[]string{`unknown field "spec.mtu"`}},
+	})
+}
+
+func customPod(name, spec string) string {
+	return "apiVersion: zhhnzw.mock.com/v1\nkind: CustomPod\nmetadata:\n  name: " + name + "\n" + spec
+}
+
+func TestCustomPodValidation(t *testing.T) {
+	runCases(t, customPods, []validationCase{
+		{"the article's sample", customPod("sample", "spec:\n  replicas: 1"), nil},
+		{"zero", customPod("zero", "spec:\n  replicas: 0"), nil},
+		{"maximum", customPod("max", "spec:\n  replicas: 100"), nil},
+		{"negative", customPod("negative", "spec:\n  replicas: -1"),
+			[]string{"spec.replicas", "greater than or equal to 0"}},
+		{"above maximum", customPod("too-many", "spec:\n  replicas: 101"),
+			[]string{"spec.replicas", "less than or equal to 100"}},
+		{"a string", customPod("string", "spec:\n  replicas: three"),
+			[]string{"spec.replicas", "must be of type integer"}},
+		{"a fraction", customPod("fraction", "spec:\n  replicas: 1.5"),
+			[]string{"spec.replicas", "must be of type integer"}},
+		{"unknown field", customPod("unknown", "spec:\n  replicas: 1\n  image: nginx"),
+			[]string{`unknown field "spec.image"`}},
+	})
+}
+
+// TestCustomPodDefaults checks that replicas defaults to 1, with or without a spec.
+func TestCustomPodDefaults(t *testing.T) {
+	cfg := apiServer.Config(t)
+	client := dynamic.NewForConfigOrDie(cfg)
+	ns := newNamespace(t, cfg)
+	for name, manifest := range map[string]string{
+		"empty-spec": customPod("empty-spec", "spec: {}"),
+		"no-spec":    customPod("no-spec", ""),
+	} {
+		obj, err := create(t, client, customPods, ns, manifest)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		replicas, found, err := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+		if err != nil || !found || replicas != 1 {
+			t.Errorf("%s: spec.replicas = %d (found %v, err %v), want the default 1", name, replicas, found, err)
+		}
+	}
+}
+
+// TestCustomPodScaleSubresource scales a CustomPod through /scale, as
+// `kubectl scale` does, and reads spec.replicas back.
+func TestCustomPodScaleSubresource(t *testing.T) {
+	cfg := apiServer.Config(t)
+	client := dynamic.NewForConfigOrDie(cfg)
+	ns := newNamespace(t, cfg)
+	ctx := context.Background()
+	if _, err := create(t, client, customPods, ns, customPod("scaled", "spec:\n  replicas: 1")); err != nil {
+		t.Fatal(err)
+	}
+	scale, err := client.Resource(customPods).Namespace(ns).Get(ctx, "scaled", metav1.GetOptions{}, "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(scale.Object, int64(4), "spec", "replicas"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Resource(customPods).Namespace(ns).Update(ctx, scale, metav1.UpdateOptions{}, "scale"); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := client.Resource(customPods).Namespace(ns).Get(ctx, "scaled", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replicas, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); replicas != 4 {
+		t.Errorf("after scaling to 4, spec.replicas = %d", replicas)
+	}
+	// The scale subresource enforces the schema too.
+	_ = unstructured.SetNestedField(scale.Object, int64(101), "spec", "replicas")
+	scale.SetResourceVersion("")
+	if _, err := client.Resource(customPods).Namespace(ns).Update(ctx, scale, metav1.UpdateOptions{}, "scale"); err == nil {
+		t.Error("scaling to 101 succeeded; want the maximum of 100 enforced")
+	}
+}
+
+// TestDiscovery checks what `kubectl get`, `kubectl get net` and the
+// controllers' UpdateStatus rely on: the short name and the subresources.
+func TestDiscovery(t *testing.T) {
+	cfg := apiServer.Config(t)
+	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+	for _, tc := range []struct {
+		groupVersion string
+		resources    []string
+		shortNames   []string
+	}{
+		{"samplecrd.k8s.io/v1", []string{"networks", "networks/status"}, []string{"net"}},
+		{"zhhnzw.mock.com/v1", []string{"custompods", "custompods/scale", "custompods/status"}, nil},
+	} {
+		list, err := dc.ServerResourcesForGroupVersion(tc.groupVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range list.APIResources {
+			names = append(names, r.Name)
+			if !strings.Contains(r.Name, "/") {
+				if !r.Namespaced {
+					t.Errorf("%s is cluster-scoped, want Namespaced", r.Name)
+				}
+				if !slices.Equal(r.ShortNames, tc.shortNames) {
+					t.Errorf("%s short names = %v, want %v", r.Name, r.ShortNames, tc.shortNames)
+				}
+			}
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, tc.resources) {
+			t.Errorf("%s resources = %v, want %v", tc.groupVersion, names, tc.resources)
+		}
+	}
+}
+
+// TestPrinterColumns asks for a Network and a CustomPod as a Table, the form
+// `kubectl get` prints.
+func TestPrinterColumns(t *testing.T) {
+	cfg := apiServer.Config(t)
+	client := dynamic.NewForConfigOrDie(cfg)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	ns := newNamespace(t, cfg)
+	if _, err := create(t, client, networks, ns, network("example-network", "spec:\n  cidr: 192.168.0.0/16\n  gateway: 192.168.0.1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := create(t, client, customPods, ns, customPod("sample", "spec:\n  replicas: 3")); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		path    string
+		columns []string
+		cells   []any // the first ones, before Age
+	}{
+		{"/apis/samplecrd.k8s.io/v1/namespaces/" + ns + "/networks", []string{"Name", "CIDR", "Gateway", "Ready", "Age"},
+			[]any{"example-network", "192.168.0.0/16", "192.168.0.1", nil}},
+		{"/apis/zhhnzw.mock.com/v1/namespaces/" + ns + "/custompods", []string{"Name", "Desired", "Ready", "Age"},
+			[]any{"sample", float64(3), nil}}, // no status: no controller runs here
+	} {
+		// The Accept header asks for the server-side Table that kubectl prints.
+		raw, err := kube.CoreV1().RESTClient().Get().AbsPath(tc.path).
+			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").
+			DoRaw(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var table metav1.Table
+		if err := json.Unmarshal(raw, &table); err != nil {
+			t.Fatal(err)
+		}
+		var columns []string
+		for _, c := range table.ColumnDefinitions {
+			columns = append(columns, c.Name)
+		}
+		if !slices.Equal(columns, tc.columns) {
+			t.Errorf("%s: columns %v, want %v", tc.path, columns, tc.columns)
+		}
+		if len(table.Rows) != 1 {
+			t.Fatalf("%s: %d rows, want 1", tc.path, len(table.Rows))
+		}
+		for i, want := range tc.cells {
+			if got := table.Rows[0].Cells[i]; got != want {
+				t.Errorf("%s: cell %q = %#v, want %#v", tc.path, columns[i], got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+
+	"example.com/k8s-demo/crd-demo/internal/testenv"
+	samplecrdv1 "example.com/k8s-demo/crd-demo/pkg/apis/samplecrd/v1"
+	"example.com/k8s-demo/crd-demo/pkg/backend"
+	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
+	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
+)
+
+// The integration tests run the Network controller against a real
+// kube-apiserver (envtest) with crd/ installed, and the real backend API
+// served in-process by httptest.
+
+var apiServer = testenv.New("crd")
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	apiServer.Stop()
+	os.Exit(code)
+}
+
+type harness struct {
+	t             *testing.T
+	ctx           context.Context
+	cfg           *rest.Config
+	kube          kubernetes.Interface
+	networkClient clientset.Interface
+	ns            string
+	store         *backend.Store
+	backendURL    string
+	// down makes the backend answer 503 to everything.
+	down atomic.Bool
+}
+
+func newHarness(t *testing.T) *harness {
+	logger, ctx := ktesting.NewTestContext(t)
+	h := &harness{t: t, ctx: ctx, cfg: apiServer.Config(t), store: backend.NewMemoryStore()}
+	h.kube = kubernetes.NewForConfigOrDie(h.cfg)
+	h.networkClient = clientset.NewForConfigOrDie(h.cfg)
+
+	handler := backend.NewHandler(h.store, logger.WithName("backend"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.down.Load() {
+			http.Error(w, "backend is down for the test", http.StatusServiceUnavailable)
+			return
+		}
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h.backendURL = srv.URL
+
+	ns, err := h.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "network-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ns = ns.Name
+	return h
+}
+
+// startController runs the controller as main does, watching the test's
+// namespace, and returns a function that stops it and waits until it has.
+func (h *harness) startController(name string) (stop func()) {
+	h.t.Helper()
+	ctx, cancel := context.WithCancel(klog.NewContext(h.ctx, klog.FromContext(h.ctx).WithName(name)))
+	bc, err := backend.NewHTTPClient(h.backendURL)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(h.networkClient, 0, informers.WithNamespace(h.ns))
+	c := NewController(ctx, h.kube, h.networkClient, factory.Samplecrd().V1().Networks(), bc, 0)
+	factory.Start(ctx.Done())
+	done := make(chan error)
+	go func() { done <- c.Run(ctx, 2) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			h.t.Errorf("%s: Run: %v", name, err)
+		}
+		factory.Shutdown()
+	}
+}
+
+// eventually polls cond until it returns true, failing the test after 30s.
+func (h *harness) eventually(what string, cond func() (bool, error)) {
+	h.t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(h.ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		ok, err := cond()
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		h.t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+	}
+}
+
+func (h *harness) networks() []backend.Network {
+	h.t.Helper()
+	networks, err := h.store.List(h.ctx, "")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return networks
+}
+
+// backendHas waits until the backend holds exactly one network, with these values.
+func (h *harness) backendHas(name, cidr, gateway string) {
+	h.t.Helper()
+	h.eventually("backend network "+name+" "+cidr+" "+gateway, func() (bool, error) {
+		n := h.networks()
+		return len(n) == 1 && n[0].Name == name && n[0].CIDR == cidr && n[0].GatewayIP == gateway, nil
+	})
+}
+
+// readyIs waits until the Network's Ready condition has this status and
+// reason, for the Network's current generation.
+func (h *harness) readyIs(name string, status metav1.ConditionStatus, reason string) *samplecrdv1.Network {
+	h.t.Helper()
+	var network *samplecrdv1.Network
+	h.eventually("Network "+name+" Ready="+string(status)+" "+reason, func() (bool, error) {
+		var err error
+		network, err = h.networkClient.SamplecrdV1().Networks(h.ns).Get(h.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(network.Status.Conditions, samplecrdv1.ConditionReady)
+		return c != nil && c.Status == status && c.Reason == reason &&
+			network.Status.ObservedGeneration == network.Generation, nil
+	})
+	return network
+}
+
+// hasEvent waits until the Network has an event of this type and reason.
+func (h *harness) hasEvent(name, eventType, reason string) {
+	h.t.Helper()
+	h.eventually("event "+eventType+" "+reason+" on "+name, func() (bool, error) {
+		events, err := h.kube.CoreV1().Events(h.ns).List(h.ctx, metav1.ListOptions{
+			FieldSelector: fields.Set{"involvedObject.name": name, "involvedObject.kind": "Network"}.String(),
+		})
+		if err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(events.Items, func(e corev1.Event) bool { return e.Type == eventType && e.Reason == reason }), nil
+	})
+}
+
+func newExampleNetwork() *samplecrdv1.Network {
+	return &samplecrdv1.Network{
+		ObjectMeta: metav1.ObjectMeta{Name: "example-network"},
+		Spec:       samplecrdv1.NetworkSpec{Cidr: "192.168.0.0/16", Gateway: "192.168.0.1"},
+	}
+}
+
+// TestNetworkLifecycle creates, updates and deletes a Network and checks that
+// each change reaches the backend, including a delete made while the
+// controller is down.
+func TestNetworkLifecycle(t *testing.T) {
+	h := newHarness(t)
+	networks := h.networkClient.SamplecrdV1().Networks(h.ns)
+	backendName := h.ns + "/example-network"
+	stop := h.startController("first")
+
+	// Create.
+	if _, err := networks.Create(h.ctx, newExampleNetwork(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.backendHas(backendName, "192.168.0.0/16", "192.168.0.1")
+	network := h.readyIs("example-network", metav1.ConditionTrue, ReasonSynced)
+	if !slices.Contains(network.Finalizers, finalizerName) {
+		t.Errorf("finalizers = %v, want %s", network.Finalizers, finalizerName)
+	}
+	h.hasEvent("example-network", corev1.EventTypeNormal, ReasonCreated)
+
+	// Update.
+	network.Spec.Cidr = "10.10.0.0/16"
+	network.Spec.Gateway = "10.10.0.1"
+	if _, err := networks.Update(h.ctx, network, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.backendHas(backendName, "10.10.0.0/16", "10.10.0.1")
+	if network = h.readyIs("example-network", metav1.ConditionTrue, ReasonSynced); network.Status.ObservedGeneration != 2 {
+		t.Errorf("observedGeneration = %d, want 2", network.Status.ObservedGeneration)
+	}
+	h.hasEvent("example-network", corev1.EventTypeNormal, ReasonUpdated)
+
+	// Delete while the controller is down: the article's controller would
+	// never hear of it. The finalizer holds the Network in the API server.
+	stop()
+	if err := networks.Delete(h.ctx, "example-network", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	network, err := networks.Get(h.ctx, "example-network", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("with the controller down, the deleted Network must wait for its finalizer: %v", err)
+	}
+	if network.DeletionTimestamp == nil {
+		t.Fatal("deleted Network has no deletionTimestamp")
+	}
+	if n := h.networks(); len(n) != 1 {
+		t.Fatalf("backend networks = %+v, want the one still there", n)
+	}
+
+	// A new controller finds the deleting Network when its informer lists,
+	// deletes the backend network, and removes the finalizer.
+	stop = h.startController("second")
+	defer stop()
+	h.eventually("the backend network to be deleted", func() (bool, error) { return len(h.networks()) == 0, nil })
+	h.eventually("the Network to be gone", func() (bool, error) {
+		_, err := networks.Get(h.ctx, "example-network", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+// TestBackendOutage checks that backend errors show in the status and events,
+// and that the controller retries until the backend is back.
+func TestBackendOutage(t *testing.T) {
+	h := newHarness(t)
+	networks := h.networkClient.SamplecrdV1().Networks(h.ns)
+	h.down.Store(true)
+	stop := h.startController("controller")
+	defer stop()
+
+	if _, err := networks.Create(h.ctx, newExampleNetwork(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	network := h.readyIs("example-network", metav1.ConditionFalse, ReasonBackendError)
+	t.Logf("Ready=False message: %s", meta.FindStatusCondition(network.Status.Conditions, samplecrdv1.ConditionReady).Message)
+	h.hasEvent("example-network", corev1.EventTypeWarning, ReasonBackendError)
+
+	// No new event is needed to retry: the work queue's backoff brings the
+	// key back by itself.
+	h.down.Store(false)
+	h.readyIs("example-network", metav1.ConditionTrue, ReasonSynced)
+	h.backendHas(h.ns+"/example-network", "192.168.0.0/16", "192.168.0.1")
+
+	// A delete during an outage waits for the backend, then completes.
+	h.down.Store(true)
+	if err := networks.Delete(h.ctx, "example-network", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.readyIs("example-network", metav1.ConditionFalse, ReasonBackendError)
+	h.down.Store(false)
+	h.eventually("the Network to be gone", func() (bool, error) {
+		_, err := networks.Get(h.ctx, "example-network", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if n := h.networks(); len(n) != 0 {
+		t.Errorf("backend networks = %+v, want none", n)
+	}
+}

@@ -1,0 +1,52 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// CustomPod keeps spec.replicas busybox pods running, like a tiny ReplicaSet.
+// The same API is served by the kubebuilder and operator-sdk demos; this one
+// is reconciled by a controller written with client-go only.
+type CustomPod struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   CustomPodSpec   `json:"spec"`
+	Status CustomPodStatus `json:"status,omitempty"`
+}
+
+// CustomPodSpec is the desired state of a CustomPod.
+type CustomPodSpec struct {
+	// Replicas is how many pods to run: 0 to 100, 1 when left out (the CRD's
+	// schema enforces the range and applies the default). A pointer, so that
+	// "not set" and 0 stay apart in Go.
+	Replicas *int32 `json:"replicas,omitempty"`
+}
+
+// CustomPodStatus is the observed state of a CustomPod.
+type CustomPodStatus struct {
+	// Replicas is how many of the CustomPod's pods exist and are not being
+	// deleted. Always written, so that the Ready column shows 0 rather than nothing.
+	Replicas int32 `json:"replicas"`
+	// PodNames lists those pods, sorted by name.
+	PodNames []string `json:"podNames,omitempty"`
+	// Conditions holds the Ready condition: True when Replicas pods run as
+	// asked, False with a reason while creating or deleting pods fails.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ConditionReady is the condition type the CustomPod controller sets.
+const ConditionReady = "Ready"
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// CustomPodList is a list of CustomPods.
+type CustomPodList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+
+	Items []CustomPod `json:"items"`
+}

@@ -1,0 +1,84 @@
+// Package backend is the network backend that stands in for OpenStack Neutron,
+// the "actual state" the article's controller reconciles against.
+//
+// It has three parts: Client, the interface the Network controller uses; Store,
+// an implementation that keeps networks in memory (unit tests use it as is) and
+// optionally in a file; and an HTTP server and client, modeled on Neutron's
+// networks API, so the backend can run as its own process
+// (cmd/network-backend) and survive the controller's restarts, and its own.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+)
+
+// Network is one network in the backend.
+type Network struct {
+	// ID is assigned by the backend when the network is created.
+	ID string `json:"id,omitempty"`
+	// Name is unique in the backend. The Network controller uses
+	// "namespace/name" of the Network object.
+	Name string `json:"name"`
+	// CIDR is the network's address range, such as 192.168.0.0/16.
+	CIDR string `json:"cidr"`
+	// GatewayIP is an address inside CIDR.
+	GatewayIP string `json:"gateway_ip"`
+}
+
+// The errors every Client returns, whatever the transport; test with errors.Is.
+var (
+	ErrNotFound = errors.New("network not found")
+	ErrConflict = errors.New("network name already in use")
+	ErrInvalid  = errors.New("invalid network")
+)
+
+// Client is what the Network controller needs from the backend.
+type Client interface {
+	// List returns the networks sorted by name. A non-empty name keeps only
+	// the network of that name, like Neutron's GET /v2.0/networks?name=.
+	List(ctx context.Context, name string) ([]Network, error)
+	// Get returns the network with this ID, or ErrNotFound.
+	Get(ctx context.Context, id string) (Network, error)
+	// Create stores n under a new ID and returns it. It fails with
+	// ErrConflict if the name is taken and ErrInvalid if n is not valid.
+	Create(ctx context.Context, n Network) (Network, error)
+	// Update replaces the network with ID n.ID, or returns ErrNotFound.
+	Update(ctx context.Context, n Network) (Network, error)
+	// Delete removes the network with this ID, or returns ErrNotFound.
+	Delete(ctx context.Context, id string) error
+}
+
+// FindByName returns the network called name, or ErrNotFound.
+func FindByName(ctx context.Context, c Client, name string) (Network, error) {
+	networks, err := c.List(ctx, name)
+	if err != nil {
+		return Network{}, err
+	}
+	if len(networks) == 0 {
+		return Network{}, fmt.Errorf("%w: no network named %q", ErrNotFound, name)
+	}
+	return networks[0], nil
+}
+
+// Validate checks n the way the Network CRD's schema checks a Network: the
+// backend must not trust its callers to have been admitted by that schema.
+func Validate(n Network) error {
+	if n.Name == "" {
+		return fmt.Errorf("%w: name is required", ErrInvalid)
+	}
+	prefix, err := netip.ParsePrefix(n.CIDR)
+	if err != nil || prefix != prefix.Masked() {
+		return fmt.Errorf("%w: cidr %q is not a CIDR with no host bits set", ErrInvalid, n.CIDR)
+	}
+	gateway, err := netip.ParseAddr(n.GatewayIP)
+	if err != nil {
+		return fmt.Errorf("%w: gateway_ip %q is not an IP address", ErrInvalid, n.GatewayIP)
+	}
+	if !prefix.Contains(gateway) {
+		return fmt.Errorf("%w: gateway_ip %s is not inside cidr %s", ErrInvalid, n.GatewayIP, n.CIDR)
+	}
+	return nil
+}

@@ -1,0 +1,423 @@
+// Package custompod is the CustomPod controller written with client-go alone:
+// the same job as the articles' operator-sdk and kubebuilder Reconcile, with
+// the informers, work queue and owner tracking those frameworks hide in plain
+// sight.
+package custompod
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
+	customscheme "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/scheme"
+	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions/zhhnzw/v1"
+	listers "example.com/k8s-demo/crd-demo/pkg/client/listers/zhhnzw/v1"
+)
+
+const controllerAgentName = "custompod-controller"
+
+// The labels on every pod the controller creates.
+const (
+	// LabelManagedBy says which implementation made the pod.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "crd-demo"
+	// LabelCustomPod names the CustomPod that owns the pod. Pod informers
+	// filter on it, and sync lists a CustomPod's pods with it.
+	LabelCustomPod = "zhhnzw.mock.com/custompod"
+)
+
+// Reasons, for events and for the Ready condition. The event reasons are the
+// ones a ReplicaSet uses, so `kubectl get events` reads the same.
+const (
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+	ReasonFailedCreate     = "FailedCreate"
+	ReasonFailedDelete     = "FailedDelete"
+	// ReasonScaled: spec.replicas pods exist (Ready=True).
+	ReasonScaled = "Scaled"
+	// ReasonScaleFailed: creating or deleting a pod failed (Ready=False).
+	ReasonScaleFailed = "ScaleFailed"
+)
+
+func init() {
+	// Add our types to the scheme the event recorder uses, so that Events
+	// can point at CustomPods.
+	utilruntime.Must(customscheme.AddToScheme(scheme.Scheme))
+}
+
+// Controller is the controller implementation for CustomPod resources.
+type Controller struct {
+	kubeclientset   kubernetes.Interface
+	customclientset clientset.Interface
+
+	customPodsLister listers.CustomPodLister
+	customPodsSynced cache.InformerSynced
+	podsSynced       cache.InformerSynced
+
+	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	recorder  record.EventRecorder
+	clock     clock.PassiveClock
+}
+
+// NewController returns a new CustomPod controller. podInformer should only
+// hold pods labelled LabelCustomPod (see cmd/custompod-controller): the
+// controller has no use for other pods, and caching every pod of a big
+// cluster costs memory.
+func NewController(
+	ctx context.Context,
+	kubeclientset kubernetes.Interface,
+	customclientset clientset.Interface,
+	podInformer coreinformers.PodInformer,
+	customPodInformer informers.CustomPodInformer) *Controller {
+	logger := klog.FromContext(ctx)
+
+	eventBroadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	eventBroadcaster.StartStructuredLogging(0)
+	eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeclientset.CoreV1().Events("")})
+	recorder := eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
+
+	controller := &Controller{
+		kubeclientset:    kubeclientset,
+		customclientset:  customclientset,
+		customPodsLister: customPodInformer.Lister(),
+		customPodsSynced: customPodInformer.Informer().HasSynced,
+		podsSynced:       podInformer.Informer().HasSynced,
+		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, time.Minute),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "CustomPods"},
+		),
+		recorder: recorder,
+		clock:    clock.RealClock{},
+	}
+
+	logger.Info("Setting up event handlers")
+	// A CustomPod changed: sync it.
+	_, err := customPodInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) {
+			logger.V(4).Info("Event handler received Add", "customPod", klog.KObj(obj.(*zhhnzwv1.CustomPod)))
+			controller.enqueueCustomPod(logger, obj)
+		},
+		UpdateFunc: func(old, new interface{}) {
+			oldCP, newCP := old.(*zhhnzwv1.CustomPod), new.(*zhhnzwv1.CustomPod)
+			if oldCP.ResourceVersion == newCP.ResourceVersion {
+				return // periodic resync: nothing changed
+			}
+			logger.V(4).Info("Event handler received Update", "customPod", klog.KObj(newCP), "resourceVersion", newCP.ResourceVersion)
+			controller.enqueueCustomPod(logger, new)
+		},
+		// Deletion needs no handler: the pods carry owner references, so the
+		// garbage collector deletes them with their CustomPod.
+	})
+	utilruntime.Must(err)
+
+	// A pod changed: sync the CustomPod that owns it. This is how the
+	// controller learns that one of its pods died or was deleted by someone
+	// else, and replaces it.
+	_, err = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) {
+			controller.handleObject(logger, "Add", obj)
+		},
+		UpdateFunc: func(old, new interface{}) {
+			if old.(*corev1.Pod).ResourceVersion == new.(*corev1.Pod).ResourceVersion {
+				return // periodic resync: nothing changed
+			}
+			controller.handleObject(logger, "Update", new)
+		},
+		DeleteFunc: func(obj interface{}) {
+			controller.handleObject(logger, "Delete", obj)
+		},
+	})
+	utilruntime.Must(err)
+
+	return controller
+}
+
+// Run waits for the caches to sync, then runs workers goroutines until ctx is
+// cancelled. It returns once the workers have finished the item in hand.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	logger := klog.FromContext(ctx)
+
+	logger.Info("Starting CustomPod controller")
+	logger.Info("Waiting for informer caches to sync")
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.customPodsSynced, c.podsSynced); !ok {
+		c.workqueue.ShutDown()
+		return fmt.Errorf("failed to wait for caches to sync")
+	}
+
+	logger.Info("Starting workers", "count", workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, c.runWorker, time.Second) })
+	}
+	logger.Info("Started workers")
+
+	<-ctx.Done()
+	logger.Info("Shutting down workers")
+	c.workqueue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+// processNextWorkItem takes one key off the queue and syncs it; a failed key
+// goes back with a growing delay.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	objRef, shutdown := c.workqueue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.workqueue.Done(objRef)
+	logger := klog.FromContext(ctx)
+	logger.V(4).Info("Dequeued", "key", objRef)
+
+	start := c.clock.Now()
+	logger.V(4).Info("Sync started", "key", objRef)
+	err := c.syncHandler(ctx, objRef)
+	logger.V(4).Info("Sync finished", "key", objRef, "duration", c.clock.Since(start), "err", err)
+	if err == nil {
+		c.workqueue.Forget(objRef)
+		return true
+	}
+	utilruntime.HandleErrorWithContext(ctx, err, "Error syncing; requeuing for later retry", "key", objRef, "requeues", c.workqueue.NumRequeues(objRef))
+	c.workqueue.AddRateLimited(objRef)
+	return true
+}
+
+// syncHandler makes the number of pods match spec.replicas, then writes the
+// status.
+func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName) error {
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "customPod", objectRef)
+	ctx = klog.NewContext(ctx, logger)
+
+	cp, err := c.customPodsLister.CustomPods(objectRef.Namespace).Get(objectRef.Name)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			logger.V(4).Info("CustomPod no longer exists; the garbage collector deletes its pods")
+			return nil
+		}
+		return err
+	}
+	if cp.DeletionTimestamp != nil {
+		return nil // being deleted: do not create pods the garbage collector must delete again
+	}
+	desired := int32(1) // the CRD's default, for objects the schema did not default
+	if cp.Spec.Replicas != nil {
+		desired = *cp.Spec.Replicas
+	}
+
+	// Count the pods from the API server rather than from the pod informer's
+	// cache. The cache lags our own writes: right after this sync creates a
+	// pod, the event of an older pod can start the next sync before the new
+	// pod is in the cache, and that sync would create one pod too many.
+	// (ReplicaSet avoids the extra List with "expectations", a record of the
+	// creates and deletes it is still waiting to see; a List is simpler, and
+	// cheap at this scale.) A List with no resourceVersion is a consistent
+	// read: it sees every write that came before it.
+	podList, err := c.kubeclientset.CoreV1().Pods(cp.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.Set{LabelCustomPod: cp.Name}.String(),
+	})
+	if err != nil {
+		return fmt.Errorf("listing pods: %w", err)
+	}
+	var pods []*corev1.Pod
+	for i := range podList.Items {
+		pod := &podList.Items[i]
+		// Only pods this CustomPod controls: the label alone can be copied.
+		// Terminating and finished pods are on their way out: they do not
+		// count, and a replacement is started at once, as a ReplicaSet does.
+		if metav1.IsControlledBy(pod, cp) && isActive(pod) {
+			pods = append(pods, pod)
+		}
+	}
+
+	var scaleErr error
+	if diff := int(desired) - len(pods); diff > 0 {
+		logger.V(2).Info("Scaling up", "pods", len(pods), "replicas", desired)
+		for range diff {
+			pod, err := c.kubeclientset.CoreV1().Pods(cp.Namespace).Create(ctx, newPod(cp), metav1.CreateOptions{})
+			if err != nil {
+				c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
+				scaleErr = fmt.Errorf("creating pod: %w", err)
+				break
+			}
+			logger.Info("Created pod", "pod", klog.KObj(pod))
+			c.recorder.Eventf(cp, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", pod.Name)
+			pods = append(pods, pod)
+		}
+	} else if diff < 0 {
+		logger.V(2).Info("Scaling down", "pods", len(pods), "replicas", desired)
+		// Delete the newest pods first: the oldest have proven they run.
+		slices.SortFunc(pods, func(a, b *corev1.Pod) int {
+			if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.Name, a.Name)
+		})
+		deleted := 0
+		for _, pod := range pods[:-diff] {
+			err := c.kubeclientset.CoreV1().Pods(cp.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting pod %s: %v", pod.Name, err)
+				scaleErr = fmt.Errorf("deleting pod %s: %w", pod.Name, err)
+				break
+			}
+			logger.Info("Deleted pod", "pod", klog.KObj(pod))
+			c.recorder.Eventf(cp, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", pod.Name)
+			deleted++
+		}
+		pods = pods[deleted:]
+	}
+
+	if err := c.updateStatus(ctx, cp, pods, desired, scaleErr); err != nil {
+		return err
+	}
+	// A failed create or delete is retried with backoff.
+	return scaleErr
+}
+
+// updateStatus writes replicas, podNames and the Ready condition, but only if
+// they changed.
+func (c *Controller) updateStatus(ctx context.Context, cp *zhhnzwv1.CustomPod, pods []*corev1.Pod, desired int32, scaleErr error) error {
+	var names []string // nil when empty, like the status the API server returns
+	for _, pod := range pods {
+		names = append(names, pod.Name)
+	}
+	slices.Sort(names)
+
+	newStatus := cp.Status.DeepCopy()
+	newStatus.Replicas = int32(len(names))
+	newStatus.PodNames = names
+	cond := metav1.Condition{
+		Type:               zhhnzwv1.ConditionReady,
+		Status:             metav1.ConditionTrue,
+		Reason:             ReasonScaled,
+		Message:            fmt.Sprintf("%d of %d pods", len(names), desired),
+		ObservedGeneration: cp.Generation,
+		LastTransitionTime: metav1.NewTime(c.clock.Now()),
+	}
+	if scaleErr != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonScaleFailed, scaleErr.Error()
+	}
+	meta.SetStatusCondition(&newStatus.Conditions, cond)
+	if equality.Semantic.DeepEqual(cp.Status, *newStatus) {
+		return nil
+	}
+
+	cpCopy := cp.DeepCopy()
+	cpCopy.Status = *newStatus
+	if _, err := c.customclientset.ZhhnzwV1().CustomPods(cp.Namespace).UpdateStatus(ctx, cpCopy, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
+	klog.FromContext(ctx).V(4).Info("Updated status", "replicas", newStatus.Replicas)
+	return nil
+}
+
+// isActive says whether a pod counts towards spec.replicas.
+func isActive(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil &&
+		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+}
+
+// newPod returns a busybox pod for cp. The owner reference with
+// controller=true makes cp the pod's one managing owner: the garbage
+// collector deletes the pod with cp, and handleObject finds cp from the pod.
+func newPod(cp *zhhnzwv1.CustomPod) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: cp.Name + "-",
+			Namespace:    cp.Namespace,
+			Labels: map[string]string{
+				LabelManagedBy: ManagedBy,
+				LabelCustomPod: cp.Name,
+			},
+			OwnerReferences: []metav1.OwnerReference{
+				*metav1.NewControllerRef(cp, zhhnzwv1.SchemeGroupVersion.WithKind("CustomPod")),
+			},
+		},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name:    "busybox",
+				Image:   "busybox",
+				Command: []string{"sleep", "3600"},
+			}},
+		},
+	}
+}
+
+// enqueueCustomPod puts a CustomPod's key on the work queue.
+func (c *Controller) enqueueCustomPod(logger klog.Logger, obj interface{}) {
+	objectRef, err := cache.ObjectToName(obj)
+	if err != nil {
+		utilruntime.HandleErrorWithLogger(logger, err, "Failed to get key of object")
+		return
+	}
+	c.workqueue.Add(objectRef)
+	logger.V(4).Info("Enqueued", "key", objectRef)
+}
+
+// handleObject takes any object and, if a CustomPod is its controller (the
+// owner reference with controller=true), queues that CustomPod. An object
+// without one, or owned by something else, is ignored.
+func (c *Controller) handleObject(logger klog.Logger, event string, obj interface{}) {
+	object, ok := obj.(metav1.Object)
+	if !ok {
+		// A tombstone: the informer missed the deletion and only knows the
+		// last state it saw.
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			utilruntime.HandleErrorWithLogger(logger, nil, "Error decoding object, invalid type", "type", fmt.Sprintf("%T", obj))
+			return
+		}
+		object, ok = tombstone.Obj.(metav1.Object)
+		if !ok {
+			utilruntime.HandleErrorWithLogger(logger, nil, "Error decoding object tombstone, invalid type", "type", fmt.Sprintf("%T", tombstone.Obj))
+			return
+		}
+	}
+	logger.V(4).Info("Event handler received "+event, "pod", klog.KObj(object))
+
+	ownerRef := metav1.GetControllerOf(object)
+	if ownerRef == nil {
+		return
+	}
+	if schema.FromAPIVersionAndKind(ownerRef.APIVersion, ownerRef.Kind).GroupKind() != zhhnzwv1.Kind("CustomPod") {
+		return
+	}
+	cp, err := c.customPodsLister.CustomPods(object.GetNamespace()).Get(ownerRef.Name)
+	if err != nil || cp.UID != ownerRef.UID {
+		// The owner is gone (or was replaced by a namesake): the garbage
+		// collector takes care of the pod.
+		logger.V(4).Info("Ignoring orphaned object", "pod", klog.KObj(object), "owner", ownerRef.Name)
+		return
+	}
+	c.enqueueCustomPod(logger, cp)
+}

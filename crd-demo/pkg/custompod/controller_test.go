@@ -1,0 +1,433 @@
+package custompod
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	kubeinformers "k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	"example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/fake"
+	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
+)
+
+// Like the Network controller's tests (and kubernetes/sample-controller's):
+// fake clientsets, caches filled by hand, one syncHandler call, and the exact
+// client actions compared with the expected ones.
+
+var (
+	alwaysReady = func() bool { return true }
+	now         = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	podsGVR     = corev1.SchemeGroupVersion.WithResource("pods")
+	cpGVR       = zhhnzwv1.SchemeGroupVersion.WithResource("custompods")
+)
+
+type fixture struct {
+	t *testing.T
+
+	client     *fake.Clientset
+	kubeclient *k8sfake.Clientset
+	recorder   *record.FakeRecorder
+
+	customPods []*zhhnzwv1.CustomPod
+	pods       []*corev1.Pod
+	// newPods are in the API server but not yet in the informer's cache.
+	newPods []*corev1.Pod
+
+	// Actions expected on each client, and events as "Type Reason message".
+	actions     []core.Action
+	kubeactions []core.Action
+	events      []string
+	// createErr, if set, fails every pod create.
+	createErr error
+}
+
+func newFixture(t *testing.T) *fixture {
+	return &fixture{t: t}
+}
+
+func (f *fixture) newController(ctx context.Context) (*Controller, kubeinformers.SharedInformerFactory) {
+	var objects, kubeobjects []runtime.Object
+	for _, cp := range f.customPods {
+		objects = append(objects, cp)
+	}
+	for _, pod := range append(f.pods, f.newPods...) {
+		kubeobjects = append(kubeobjects, pod)
+	}
+	// NewSimpleClientset for our types: NewClientset would need an OpenAPI
+	// schema of them (kubernetes/kubernetes#126850).
+	f.client = fake.NewSimpleClientset(objects...)
+	f.kubeclient = k8sfake.NewClientset(kubeobjects...)
+	// The fake API server does not implement generateName: name the pods
+	// test-1, test-2, ... as they are created.
+	created := 0
+	f.kubeclient.PrependReactor("create", "pods", func(action core.Action) (bool, runtime.Object, error) {
+		if f.createErr != nil {
+			return true, nil, f.createErr
+		}
+		pod := action.(core.CreateAction).GetObject().(*corev1.Pod)
+		if pod.Name == "" {
+			created++
+			pod.Name = fmt.Sprintf("%s%d", pod.GenerateName, created)
+		}
+		return false, nil, nil
+	})
+	f.recorder = record.NewFakeRecorder(20)
+
+	i := informers.NewSharedInformerFactory(f.client, 0)
+	k8sI := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
+	c := NewController(ctx, f.kubeclient, f.client, k8sI.Core().V1().Pods(), i.Zhhnzw().V1().CustomPods())
+	c.customPodsSynced = alwaysReady
+	c.podsSynced = alwaysReady
+	c.recorder = f.recorder
+	c.clock = testingclock.NewFakePassiveClock(now)
+
+	for _, cp := range f.customPods {
+		if err := i.Zhhnzw().V1().CustomPods().Informer().GetIndexer().Add(cp); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	for _, pod := range f.pods {
+		if err := k8sI.Core().V1().Pods().Informer().GetIndexer().Add(pod); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return c, k8sI
+}
+
+func (f *fixture) run(ctx context.Context, cp *zhhnzwv1.CustomPod, wantErr bool) {
+	f.t.Helper()
+	c, _ := f.newController(ctx)
+	err := c.syncHandler(ctx, cache.MetaObjectToName(cp))
+	if wantErr && err == nil {
+		f.t.Error("expected error syncing CustomPod, got nil")
+	} else if !wantErr && err != nil {
+		f.t.Errorf("error syncing CustomPod: %v", err)
+	}
+	checkActions(f.t, "custompod client", f.actions, f.client.Actions())
+	checkActions(f.t, "kube client", f.kubeactions, f.kubeclient.Actions())
+	f.checkEvents()
+}
+
+func (f *fixture) checkEvents() {
+	f.t.Helper()
+	close(f.recorder.Events)
+	var got []string
+	for e := range f.recorder.Events {
+		got = append(got, e)
+	}
+	if diff := cmp.Diff(f.events, got); diff != "" {
+		f.t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func checkActions(t *testing.T, client string, expected, actual []core.Action) {
+	t.Helper()
+	for i, action := range actual {
+		if i >= len(expected) {
+			t.Errorf("%s: %d unexpected actions: %+v", client, len(actual)-len(expected), actual[i:])
+			return
+		}
+		checkAction(t, expected[i], action)
+	}
+	if len(expected) > len(actual) {
+		t.Errorf("%s: %d additional expected actions: %+v", client, len(expected)-len(actual), expected[len(actual):])
+	}
+}
+
+// checkAction verifies that expected and actual are the same verb on the same
+// resource, with the same object, name or label selector.
+func checkAction(t *testing.T, expected, actual core.Action) {
+	t.Helper()
+	if !(expected.Matches(actual.GetVerb(), actual.GetResource().Resource) && actual.GetSubresource() == expected.GetSubresource()) {
+		t.Errorf("expected %s %s/%s, got %s %s/%s", expected.GetVerb(), expected.GetResource().Resource, expected.GetSubresource(),
+			actual.GetVerb(), actual.GetResource().Resource, actual.GetSubresource())
+		return
+	}
+	switch e := expected.(type) {
+	case core.CreateActionImpl:
+		if diff := cmp.Diff(e.GetObject(), actual.(core.CreateAction).GetObject()); diff != "" {
+			t.Errorf("create %s: object differs (-want +got):\n%s", actual.GetResource().Resource, diff)
+		}
+	case core.UpdateActionImpl:
+		if diff := cmp.Diff(e.GetObject(), actual.(core.UpdateAction).GetObject()); diff != "" {
+			t.Errorf("update %s/%s: object differs (-want +got):\n%s", actual.GetResource().Resource, actual.GetSubresource(), diff)
+		}
+	case core.DeleteActionImpl:
+		if got := actual.(core.DeleteAction).GetName(); got != e.GetName() {
+			t.Errorf("deleted %s %q, want %q", actual.GetResource().Resource, got, e.GetName())
+		}
+	case core.ListActionImpl:
+		want, got := e.GetListRestrictions().Labels.String(), actual.(core.ListAction).GetListRestrictions().Labels.String()
+		if got != want {
+			t.Errorf("list %s: label selector %q, want %q", actual.GetResource().Resource, got, want)
+		}
+	default:
+		t.Errorf("unexpected action type %T", expected)
+	}
+}
+
+func newCustomPod(name string, replicas *int32) *zhhnzwv1.CustomPod {
+	return &zhhnzwv1.CustomPod{
+		TypeMeta: metav1.TypeMeta{APIVersion: zhhnzwv1.SchemeGroupVersion.String(), Kind: "CustomPod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: metav1.NamespaceDefault, UID: types.UID(name + "-uid"), Generation: 1,
+		},
+		Spec: zhhnzwv1.CustomPodSpec{Replicas: replicas},
+	}
+}
+
+// ownedPod returns a pod of cp, created age ago, as the API server stores it.
+func ownedPod(cp *zhhnzwv1.CustomPod, name string, age time.Duration) *corev1.Pod {
+	pod := newPod(cp)
+	pod.Name = name
+	pod.CreationTimestamp = metav1.NewTime(now.Add(-age))
+	pod.Status.Phase = corev1.PodRunning
+	return pod
+}
+
+// withStatus returns a copy of cp with the status the controller writes.
+func withStatus(cp *zhhnzwv1.CustomPod, ready metav1.ConditionStatus, reason, message string, podNames ...string) *zhhnzwv1.CustomPod {
+	cp = cp.DeepCopy()
+	cp.Status.Replicas = int32(len(podNames))
+	cp.Status.PodNames = podNames
+	cp.Status.Conditions = []metav1.Condition{{
+		Type: zhhnzwv1.ConditionReady, Status: ready, Reason: reason, Message: message,
+		ObservedGeneration: cp.Generation, LastTransitionTime: metav1.NewTime(now),
+	}}
+	return cp
+}
+
+func (f *fixture) expectListPods(cp *zhhnzwv1.CustomPod) {
+	f.kubeactions = append(f.kubeactions, core.NewListActionWithOptions(podsGVR, corev1.SchemeGroupVersion.WithKind("Pod"), cp.Namespace,
+		metav1.ListOptions{LabelSelector: LabelCustomPod + "=" + cp.Name}))
+}
+
+func (f *fixture) expectCreatePod(cp *zhhnzwv1.CustomPod, name string) {
+	// The pod as sent: no name, the API server (here, the reactor) picks it.
+	f.kubeactions = append(f.kubeactions, core.NewCreateAction(podsGVR, cp.Namespace, newPod(cp)))
+	f.events = append(f.events, "Normal SuccessfulCreate Created pod: "+name)
+}
+
+func (f *fixture) expectDeletePod(cp *zhhnzwv1.CustomPod, name string) {
+	f.kubeactions = append(f.kubeactions, core.NewDeleteAction(podsGVR, cp.Namespace, name))
+	f.events = append(f.events, "Normal SuccessfulDelete Deleted pod: "+name)
+}
+
+func (f *fixture) expectUpdateStatus(cp *zhhnzwv1.CustomPod) {
+	f.actions = append(f.actions, core.NewUpdateSubresourceAction(cpGVR, "status", cp.Namespace, cp))
+}
+
+func TestPodShape(t *testing.T) {
+	cp := newCustomPod("test", ptr.To[int32](1))
+	pod := newPod(cp)
+	want := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: "test-",
+			Namespace:    "default",
+			Labels:       map[string]string{"app.kubernetes.io/managed-by": "crd-demo", "zhhnzw.mock.com/custompod": "test"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "zhhnzw.mock.com/v1", Kind: "CustomPod", Name: "test", UID: "test-uid",
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "busybox", Image: "busybox", Command: []string{"sleep", "3600"}}}},
+	}
+	if diff := cmp.Diff(want, pod); diff != "" {
+		t.Errorf("newPod (-want +got):\n%s", diff)
+	}
+}
+
+func TestScaleUpCreatesPods(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	cp := newCustomPod("test", ptr.To[int32](3))
+	f.customPods = append(f.customPods, cp)
+
+	f.expectListPods(cp)
+	f.expectCreatePod(cp, "test-1")
+	f.expectCreatePod(cp, "test-2")
+	f.expectCreatePod(cp, "test-3")
+	f.expectUpdateStatus(withStatus(cp, metav1.ConditionTrue, ReasonScaled, "3 of 3 pods", "test-1", "test-2", "test-3"))
+	f.run(ctx, cp, false)
+}
+
+func TestDefaultReplicasIsOne(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	cp := newCustomPod("test", nil)
+	f.customPods = append(f.customPods, cp)
+
+	f.expectListPods(cp)
+	f.expectCreatePod(cp, "test-1")
+	f.expectUpdateStatus(withStatus(cp, metav1.ConditionTrue, ReasonScaled, "1 of 1 pods", "test-1"))
+	f.run(ctx, cp, false)
+}
+
+func TestScaleDownDeletesNewestPods(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	cp := withStatus(newCustomPod("test", ptr.To[int32](1)), metav1.ConditionTrue, ReasonScaled, "3 of 3 pods", "test-a", "test-b", "test-c")
+	cp.Generation = 2
+	f.customPods = append(f.customPods, cp)
+	f.pods = append(f.pods,
+		ownedPod(cp, "test-b", 3*time.Minute), // the oldest stays
+		ownedPod(cp, "test-a", 2*time.Minute),
+		ownedPod(cp, "test-c", 1*time.Minute),
+	)
+
+	f.expectListPods(cp)
+	f.expectDeletePod(cp, "test-c")
+	f.expectDeletePod(cp, "test-a")
+	f.expectUpdateStatus(withStatus(cp, metav1.ConditionTrue, ReasonScaled, "1 of 1 pods", "test-b"))
+	f.run(ctx, cp, false)
+}
+
+func TestScaleToZero(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	cp := newCustomPod("test", ptr.To[int32](0))
+	f.customPods = append(f.customPods, cp)
+	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute))
+
+	f.expectListPods(cp)
+	f.expectDeletePod(cp, "test-a")
+	f.expectUpdateStatus(withStatus(cp, metav1.ConditionTrue, ReasonScaled, "0 of 0 pods"))
+	f.run(ctx, cp, false)
+}
+
+func TestPodsThatDoNotCountAreReplaced(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	cp := newCustomPod("test", ptr.To[int32](2))
+	f.customPods = append(f.customPods, cp)
+
+	terminating := ownedPod(cp, "test-terminating", time.Minute)
+	terminating.DeletionTimestamp = &metav1.Time{Time: now}
+	failed := ownedPod(cp, "test-failed", time.Minute)
+	failed.Status.Phase = corev1.PodFailed
+	// Labelled like ours, but no owner reference (or someone else's).
+	orphan := ownedPod(cp, "test-orphan", time.Minute)
+	orphan.OwnerReferences = nil
+	foreign := ownedPod(cp, "test-foreign", time.Minute)
+	foreign.OwnerReferences[0].UID = "another-uid"
+	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute), terminating, failed, orphan, foreign)
+
+	f.expectListPods(cp)
+	f.expectCreatePod(cp, "test-1")
+	f.expectUpdateStatus(withStatus(cp, metav1.ConditionTrue, ReasonScaled, "2 of 2 pods", "test-1", "test-a"))
+	f.run(ctx, cp, false)
+}
+
+// TestCountsPodsTheCacheHasNotSeenYet is why sync lists pods from the API
+// server: pods created by the previous sync may not be in the informer's
+// cache yet, and counting from the cache would create them twice.
+func TestCountsPodsTheCacheHasNotSeenYet(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	cp := withStatus(newCustomPod("test", ptr.To[int32](2)), metav1.ConditionTrue, ReasonScaled, "2 of 2 pods", "test-a", "test-b")
+	f.customPods = append(f.customPods, cp)
+	f.newPods = append(f.newPods, ownedPod(cp, "test-a", time.Second), ownedPod(cp, "test-b", time.Second))
+
+	f.expectListPods(cp) // no creates
+	f.run(ctx, cp, false)
+}
+
+func TestStatusIsWrittenOnlyWhenItChanges(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	cp := withStatus(newCustomPod("test", ptr.To[int32](2)), metav1.ConditionTrue, ReasonScaled, "2 of 2 pods", "test-a", "test-b")
+	f.customPods = append(f.customPods, cp)
+	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute), ownedPod(cp, "test-b", time.Minute))
+
+	f.expectListPods(cp) // and nothing else
+	f.run(ctx, cp, false)
+}
+
+func TestCreateErrorSetsReadyFalse(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	f.createErr = errors.New("quota exceeded")
+	cp := newCustomPod("test", ptr.To[int32](2))
+	f.customPods = append(f.customPods, cp)
+	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute))
+
+	f.expectListPods(cp)
+	f.kubeactions = append(f.kubeactions, core.NewCreateAction(podsGVR, cp.Namespace, newPod(cp)))
+	f.events = append(f.events, "Warning FailedCreate Error creating pod: quota exceeded")
+	f.expectUpdateStatus(withStatus(cp, metav1.ConditionFalse, ReasonScaleFailed, "creating pod: quota exceeded", "test-a"))
+	f.run(ctx, cp, true)
+}
+
+func TestDeletedCustomPodIsLeftToTheGarbageCollector(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	// Not in the cache: no actions at all.
+	f.run(ctx, newCustomPod("test", ptr.To[int32](1)), false)
+
+	f = newFixture(t)
+	cp := newCustomPod("test", ptr.To[int32](1))
+	cp.DeletionTimestamp = &metav1.Time{Time: now}
+	f.customPods = append(f.customPods, cp)
+	f.run(ctx, cp, false)
+}
+
+// TestHandleObject checks that pod events queue the owning CustomPod, and
+// only that.
+func TestHandleObject(t *testing.T) {
+	logger, ctx := ktesting.NewTestContext(t)
+	cp := newCustomPod("test", ptr.To[int32](1))
+
+	renamed := ownedPod(cp, "p", 0)
+	renamed.OwnerReferences[0].UID = "old-uid" // the owner was deleted and re-created
+	otherKind := ownedPod(cp, "p", 0)
+	otherKind.OwnerReferences[0].Kind = "ReplicaSet"
+	otherKind.OwnerReferences[0].APIVersion = "apps/v1"
+	missingOwner := ownedPod(newCustomPod("gone", ptr.To[int32](1)), "p", 0)
+	notController := ownedPod(cp, "p", 0)
+	notController.OwnerReferences[0].Controller = nil
+
+	for _, tc := range []struct {
+		name string
+		obj  interface{}
+		want bool
+	}{
+		{"owned pod", ownedPod(cp, "p", 0), true},
+		{"tombstone of owned pod", cache.DeletedFinalStateUnknown{Key: "default/p", Obj: ownedPod(cp, "p", 0)}, true},
+		{"pod without owner", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}}, false},
+		{"owner re-created", renamed, false},
+		{"owned by another kind", otherKind, false},
+		{"owner not in cache", missingOwner, false},
+		{"owner is not the controller", notController, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.customPods = append(f.customPods, cp)
+			c, _ := f.newController(ctx)
+			c.handleObject(logger, "Update", tc.obj)
+			if got := c.workqueue.Len() == 1; got != tc.want {
+				t.Fatalf("queued = %v, want %v", got, tc.want)
+			}
+			if tc.want {
+				if key, _ := c.workqueue.Get(); key != cache.MetaObjectToName(cp) {
+					t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(cp))
+				}
+			}
+		})
+	}
+}

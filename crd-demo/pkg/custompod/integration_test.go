@@ -1,0 +1,153 @@
+package custompod
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+
+	"example.com/k8s-demo/crd-demo/internal/testenv"
+	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
+	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
+)
+
+// apiServer runs etcd and kube-apiserver with crd/ installed. It has no
+// scheduler, kubelet or garbage collector: pods stay Pending, and a pod that
+// was never scheduled is removed at once when deleted.
+var apiServer = testenv.New("../../crd")
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	apiServer.Stop()
+	os.Exit(code)
+}
+
+// TestScaleAgainstAPIServer runs the controller as cmd/custompod-controller
+// does and scales a CustomPod 3 → 1, then deletes one of its pods behind its
+// back.
+func TestScaleAgainstAPIServer(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	cfg := apiServer.Config(t)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	custom := clientset.NewForConfigOrDie(cfg)
+
+	// Count the pod creates and deletes the controller sends: scaling must
+	// make exactly the pods that are missing, never one too many.
+	var creates, deletes atomic.Int32
+	controllerCfg := rest.CopyConfig(cfg)
+	controllerCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			if strings.HasSuffix(req.URL.Path, "/pods") && req.Method == http.MethodPost {
+				creates.Add(1)
+			}
+			if strings.Contains(req.URL.Path, "/pods/") && req.Method == http.MethodDelete {
+				deletes.Add(1)
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	controllerKube := kubernetes.NewForConfigOrDie(controllerCfg)
+	ns, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "custompod-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(controllerKube, 0, kubeinformers.WithNamespace(ns.Name),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelCustomPod }))
+	customInformers := informers.NewSharedInformerFactoryWithOptions(custom, 0, informers.WithNamespace(ns.Name))
+	c := NewController(ctx, controllerKube, custom, kubeInformers.Core().V1().Pods(), customInformers.Zhhnzw().V1().CustomPods())
+	kubeInformers.Start(ctx.Done())
+	customInformers.Start(ctx.Done())
+	done := make(chan error)
+	go func() { done <- c.Run(ctx, 2) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		kubeInformers.Shutdown()
+		customInformers.Shutdown()
+	}()
+
+	customPods := custom.ZhhnzwV1().CustomPods(ns.Name)
+	cp, err := customPods.Create(ctx, &zhhnzwv1.CustomPod{
+		ObjectMeta: metav1.ObjectMeta{Name: "sample"},
+		Spec:       zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](3)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// converged waits until the CustomPod has exactly n pods and a status
+	// that lists them.
+	converged := func(n int) []string {
+		t.Helper()
+		var names []string
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			pods, err := kube.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, nil
+			}
+			names = nil
+			for _, pod := range pods.Items {
+				if metav1.IsControlledBy(&pod, cp) && pod.DeletionTimestamp == nil {
+					names = append(names, pod.Name)
+				}
+			}
+			slices.Sort(names)
+			got, err := customPods.Get(ctx, "sample", metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			return len(names) == n && got.Status.Replicas == int32(n) && slices.Equal(got.Status.PodNames, names), nil
+		})
+		if err != nil {
+			t.Fatalf("timed out waiting for %d pods listed in the status; last pods seen: %v", n, names)
+		}
+		return names
+	}
+
+	converged(3)
+
+	cp, err = customPods.Get(ctx, "sample", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp.Spec.Replicas = ptr.To[int32](1)
+	if cp, err = customPods.Update(ctx, cp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	names := converged(1)
+
+	// Someone deletes the last pod: its Delete event brings a replacement.
+	if err := kube.CoreV1().Pods(ns.Name).Delete(ctx, names[0], metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if replaced := converged(1); replaced[0] == names[0] {
+		t.Errorf("pod %s was not replaced", names[0])
+	}
+
+	// 3 pods, then 1 replacement; 2 deleted by the scale down.
+	if creates.Load() != 4 || deletes.Load() != 2 {
+		t.Errorf("the controller created %d pods and deleted %d, want 4 and 2", creates.Load(), deletes.Load())
+	}
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
