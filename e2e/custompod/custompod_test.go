@@ -1,0 +1,215 @@
+// Package custompod is one e2e suite for the three implementations of the
+// CustomPod operator: crd-demo's client-go controller, kubebuilder-demo and
+// operator-demo. Each follows the articles' steps (install the CRD, run the
+// controller, apply the sample, scale 1 → 3 → 1, kubectl get pods), in a
+// namespace of its own, with only the RBAC its module ships.
+package custompod
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"example.com/k8s-demo/e2e/harness"
+)
+
+func TestMain(m *testing.M) { harness.Main(m) }
+
+// implementation is how one module installs and runs its CustomPod operator.
+type implementation struct {
+	name string
+	dir  string // the module, relative to the repository root
+	// sample is the CustomPod the articles apply, relative to dir.
+	sample string
+	// install puts the CRD and the controller's ClusterRole in the cluster,
+	// and returns the ClusterRole's name.
+	install func(h *harness.H) (clusterRole string)
+	// start runs the controller as the given kubeconfig's user, watching the
+	// test's namespace only.
+	start func(h *harness.H, kubeconfig string) *harness.Process
+}
+
+var implementations = []implementation{
+	{
+		name:   "client-go",
+		dir:    "crd-demo",
+		sample: "example/example-custompod.yaml",
+		install: func(h *harness.H) string {
+			h.KubectlIn(h.Path("crd-demo"), "apply", "-f", "crd/custompod.yaml")
+			h.KubectlIn(h.Path("crd-demo"), "apply", "-f", "config/rbac/custompod-controller.yaml")
+			return "crd-demo-custompod-controller"
+		},
+		start: func(h *harness.H, kubeconfig string) *harness.Process {
+			bin := h.Build("crd-demo", "./cmd/custompod-controller", "custompod-controller")
+			return h.Start(harness.ProcessSpec{Name: "custompod-controller", Path: bin,
+				Args: []string{"--namespace", h.Namespace, "-v=2"},
+				Env:  []string{"KUBECONFIG=" + kubeconfig}})
+		},
+	},
+	kubebuilderLayout("kubebuilder", "kubebuilder-demo"),
+}
+
+// kubebuilderLayout is kubebuilder-demo and operator-demo: the articles'
+// `make install` and `make run`, with the ClusterRole controller-gen writes.
+func kubebuilderLayout(name, dir string) implementation {
+	return implementation{
+		name:   name,
+		dir:    dir,
+		sample: "config/samples/zhhnzw_v1_custompod.yaml",
+		install: func(h *harness.H) string {
+			if _, err := h.Command(h.Path(dir), "make", "install"); err != nil {
+				h.Fatal(err)
+			}
+			h.KubectlIn(h.Path(dir), "apply", "-f", "config/rbac/role.yaml")
+			return "manager-role"
+		},
+		start: func(h *harness.H, kubeconfig string) *harness.Process {
+			return h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: h.Path(dir),
+				// The manager serves its health probes on :8081: the subtests
+				// run one after the other, never two managers at once.
+				Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
+		},
+	}
+}
+
+func TestCustomPod(t *testing.T) {
+	for _, impl := range implementations {
+		t.Run(impl.name, func(t *testing.T) {
+			testScale(t, impl)
+		})
+	}
+}
+
+// customPod is the part of a CustomPod the test reads.
+type customPod struct {
+	Spec struct {
+		Replicas *int32 `json:"replicas"`
+	} `json:"spec"`
+	Status struct {
+		Replicas   int32              `json:"replicas"`
+		PodNames   []string           `json:"podNames"`
+		Conditions []metav1.Condition `json:"conditions"`
+	} `json:"status"`
+}
+
+func testScale(t *testing.T, impl implementation) {
+	h := harness.New(t)
+	const name = "custompod-sample"
+	h.Track("custompod/" + name)
+
+	// The articles' steps: install the CRD, run the controller.
+	role := impl.install(h)
+	kubeconfig := h.KubeconfigAs("controller", role)
+	ctrl := impl.start(h, kubeconfig)
+
+	h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+	waitForPods(h, name, 1)
+
+	// Scale up through the scale subresource, as `kubectl scale` does.
+	h.Kubectl("scale", "custompod/"+name, "--replicas=3")
+	waitForPods(h, name, 3)
+
+	// And down again, editing the spec as the articles do.
+	h.Kubectl("patch", "custompod", name, "--type=merge", "-p", `{"spec":{"replicas":1}}`)
+	survivors := waitForPods(h, name, 1)
+
+	// A deleted pod is replaced: the controller watches the pods it owns.
+	h.Kubectl("delete", "pod", survivors[0], "--wait=false")
+	replaced := waitForPods(h, name, 1)
+	if replaced[0] == survivors[0] {
+		t.Fatalf("pod %s was not replaced", survivors[0])
+	}
+
+	out := h.Kubectl("get", "pods")
+	if !strings.Contains(out, replaced[0]) || !strings.Contains(out, "Running") {
+		t.Errorf("kubectl get pods does not show %s Running:\n%s", replaced[0], out)
+	}
+	out = h.Kubectl("get", "custompod", name)
+	for _, col := range []string{"DESIRED", "READY", "AGE"} {
+		if !strings.Contains(out, col) {
+			t.Errorf("kubectl get custompod lacks the %s column:\n%s", col, out)
+		}
+	}
+
+	// Deleting the CustomPod ends its reconciles quietly: no pod is created
+	// for it afterwards (the garbage collector removes the pods it owned).
+	h.Kubectl("delete", "custompod", name)
+	deleted := time.Now()
+	time.Sleep(3 * time.Second)
+	pods := ownedPods(h, name)
+	for _, p := range pods {
+		if p.CreationTimestamp.After(deleted) {
+			t.Errorf("pod %s was created after the CustomPod was deleted", p.Name)
+		}
+	}
+
+	// It did all this with only the RBAC its module ships.
+	if log := ctrl.Log(); strings.Contains(log, "forbidden") {
+		t.Errorf("the controller was refused a request, so its RBAC is incomplete:\n%s", ctrl.Tail(40))
+	}
+}
+
+// waitForPods waits until the CustomPod has exactly n pods Running (not
+// being deleted), and its status says so; it returns their names.
+func waitForPods(h *harness.H, name string, n int) []string {
+	h.Helper()
+	var names []string
+	h.WaitFor(fmt.Sprintf("custompod/%s to have %d Running pods and a status that says so", name, n), 2*time.Minute,
+		func(ctx context.Context) (bool, string, error) {
+			raw, err := h.Env.Client.CoreV1().RESTClient().Get().AbsPath("/apis/zhhnzw.mock.com/v1/namespaces", h.Namespace, "custompods", name).DoRaw(ctx)
+			if err != nil {
+				return false, "", err
+			}
+			var cp customPod
+			if err := json.Unmarshal(raw, &cp); err != nil {
+				return false, "", err
+			}
+			names = names[:0]
+			running := 0
+			for _, p := range ownedPods(h, name) {
+				if p.DeletionTimestamp != nil {
+					continue
+				}
+				names = append(names, p.Name)
+				if p.Status.Phase == corev1.PodRunning {
+					running++
+				}
+			}
+			slices.Sort(names)
+			ready := ""
+			for _, c := range cp.Status.Conditions {
+				if c.Type == "Ready" {
+					ready = string(c.Status)
+				}
+			}
+			seen := fmt.Sprintf("%d pods (%d Running) %v; status.replicas=%d podNames=%v Ready=%s",
+				len(names), running, names, cp.Status.Replicas, cp.Status.PodNames, ready)
+			done := len(names) == n && running == n && int(cp.Status.Replicas) == n &&
+				slices.Equal(cp.Status.PodNames, names) && ready == "True"
+			return done, seen, nil
+		})
+	return slices.Clone(names)
+}
+
+// ownedPods lists the pods that carry the CustomPod's label and are
+// controlled by it.
+func ownedPods(h *harness.H, name string) []corev1.Pod {
+	list, err := h.Env.Client.CoreV1().Pods(h.Namespace).List(h.Ctx, metav1.ListOptions{LabelSelector: "zhhnzw.mock.com/custompod=" + name})
+	if err != nil {
+		return nil
+	}
+	var pods []corev1.Pod
+	for _, p := range list.Items {
+		if ref := metav1.GetControllerOf(&p); ref != nil && ref.Kind == "CustomPod" && ref.Name == name {
+			pods = append(pods, p)
+		}
+	}
+	return pods
+}
