@@ -42,6 +42,31 @@ wait_for() {
   exit 1
 }
 
+# background NAME command args...: starts a controller or a server as you
+# would in a second terminal, its output in .cache/demo/NAME.log.
+declare -A bg_pids=()
+logs=$ROOT/.cache/demo
+mkdir -p "$logs"
+background() {
+  local name=$1
+  shift
+  printf '\033[36m$ %s &\033[0m   (in the background; output in %s)\n' "$*" "${logs#"$ROOT"/}/$name.log"
+  "$@" >"$logs/$name.log" 2>&1 &
+  bg_pids[$name]=$!
+}
+stop() {
+  local pid=${bg_pids[$1]:-}
+  [ -n "$pid" ] || return 0
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  unset "bg_pids[$1]"
+}
+cleanup() {
+  local name
+  for name in "${!bg_pids[@]}"; do stop "$name"; done
+}
+trap cleanup EXIT
+
 chapter() {
   current=$1
   done_steps+=("$1")
@@ -69,7 +94,8 @@ for w in "$ROOT"/scripts/demo.d/*.sh; do
   source "$w"
 done
 
-printf '\n\033[1mDone.\033[0m Walkthroughs: %s\n' "$(IFS=';'; echo "${done_steps[*]}")"
+printf '\n\033[1mDone.\033[0m The walkthroughs that ran:\n'
+printf '  - %s\n' "${done_steps[@]}"
 if [ "$KEEP" = 0 ]; then
   say "KEEP=0: tearing the cluster down."
   run "the cluster to go" make -s -C "$ROOT" cluster-down CLUSTER="$CLUSTER"

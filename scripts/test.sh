@@ -22,6 +22,9 @@ run_tests() {
       step "$m: go test ./..." bash -c "cd '$ROOT/$m' && GOWORK=off KUBEBUILDER_ASSETS='$LOCALBIN' go test -count=1 ./..." || return
     fi
   done
+  # The README's first command, start to finish, on a cluster of its own.
+  step "demo: make demo KEEP=0 (CLUSTER_NAME=k8s-demo-test-demo)" \
+    make -C "$ROOT" demo KEEP=0 CLUSTER=kwok CLUSTER_NAME=k8s-demo-test-demo || return
   # A cluster of its own, so that a cluster the user has up is left alone.
   step "e2e: the suites on a kwok cluster (CLUSTER_NAME=k8s-demo-test)" bash -c \
     "cd '$ROOT/e2e' && CLUSTER=kwok CLUSTER_NAME=k8s-demo-test '$LOCALBIN/e2e-cluster' run -- go test -count=1 -timeout 30m ./..."
