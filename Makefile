@@ -73,7 +73,7 @@ kubeconfig: cluster-cli ## Print the cluster's kubeconfig path: export KUBECONFI
 
 .PHONY: e2e
 e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given; CLUSTER=kwok offline). Creates the cluster if needed and removes only what it created.
-	@cd e2e && CLUSTER=$(E2E_CLUSTER) $(CLUSTER_CLI) run -- go test -count=1 -timeout 30m ./...
+	@cd e2e && CLUSTER=$(E2E_CLUSTER) $(CLUSTER_CLI) run -- go test -count=1 -p 1 -timeout 30m ./...
 
 .PHONY: lint
 lint: ## Run golangci-lint on every module (builds it on first use).

@@ -26,8 +26,10 @@ run_tests() {
   step "demo: make demo KEEP=0 (CLUSTER_NAME=k8s-demo-test-demo)" \
     make -C "$ROOT" demo KEEP=0 CLUSTER=kwok CLUSTER_NAME=k8s-demo-test-demo || return
   # A cluster of its own, so that a cluster the user has up is left alone.
+  # One package at a time (-p 1): the suites run managers on fixed ports and
+  # `make install` in the same modules.
   step "e2e: the suites on a kwok cluster (CLUSTER_NAME=k8s-demo-test)" bash -c \
-    "cd '$ROOT/e2e' && CLUSTER=kwok CLUSTER_NAME=k8s-demo-test '$LOCALBIN/e2e-cluster' run -- go test -count=1 -timeout 30m ./..."
+    "cd '$ROOT/e2e' && CLUSTER=kwok CLUSTER_NAME=k8s-demo-test '$LOCALBIN/e2e-cluster' run -- go test -count=1 -p 1 -timeout 30m ./..."
 }
 
 run_tests

@@ -54,6 +54,7 @@ var implementations = []implementation{
 		},
 	},
 	kubebuilderLayout("kubebuilder", "kubebuilder-demo"),
+	kubebuilderLayout("operator-sdk", "operator-demo"),
 }
 
 // kubebuilderLayout is kubebuilder-demo and operator-demo: the articles'

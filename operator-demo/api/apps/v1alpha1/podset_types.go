@@ -1,0 +1,87 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// EDIT THIS FILE!  THIS IS SCAFFOLDING FOR YOU TO OWN!
+// NOTE: json tags are required.  Any new fields you add must have json tags for the fields to be serialized.
+
+// PodSetSpec defines the desired state of PodSet
+type PodSetSpec struct {
+	// size is the number of busybox pods to keep running. Required, as in the
+	// article: unlike CustomPod's replicas it has no default.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +required
+	Size int32 `json:"size"`
+}
+
+// PodSetStatus defines the observed state of PodSet.
+type PodSetStatus struct {
+	// nodes are the names of the PodSet's pods (the article's name for them),
+	// pending or running and not being deleted, sorted.
+	// +optional
+	Nodes []string `json:"nodes,omitempty"`
+
+	// conditions represent the current state of the PodSet resource.
+	// "Ready" is True when spec.size pods exist, and False with reason
+	// ScaleFailed while creating or deleting a pod fails.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.size`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// PodSet is the Schema for the podsets API
+type PodSet struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is a standard object metadata
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec defines the desired state of PodSet
+	// +required
+	Spec PodSetSpec `json:"spec"`
+
+	// status defines the observed state of PodSet
+	// +optional
+	Status PodSetStatus `json:"status,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// PodSetList contains a list of PodSet
+type PodSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []PodSet `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&PodSet{}, &PodSetList{})
+}

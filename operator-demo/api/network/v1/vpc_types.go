@@ -1,0 +1,116 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// EDIT THIS FILE!  THIS IS SCAFFOLDING FOR YOU TO OWN!
+// NOTE: json tags are required.  Any new fields you add must have json tags for the fields to be serialized.
+
+// VpcSpec defines the desired state of Vpc. The JSON names are the article's.
+type VpcSpec struct {
+	// vpcname is a display name for the VPC.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	VpcName string `json:"vpcname"`
+
+	// cidrblock is the VPC's address range, IPv4 or IPv6, in canonical form
+	// (no bits set after the prefix length), e.g. 10.0.0.0/16.
+	// The maximum length (an IPv6 address and /128) bounds the cost of the CEL rules.
+	// +kubebuilder:validation:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="must be a CIDR such as 10.0.0.0/16 or fd00::/48"
+	// +kubebuilder:validation:XValidation:rule="!isCIDR(self) || cidr(self).ip() == cidr(self).masked().ip()",message="must have no bits set after the prefix length, e.g. 10.0.0.0/16 rather than 10.0.0.1/16"
+	// +required
+	CidrBlock string `json:"cidrblock"`
+
+	// subnetnum is how many equal subnets cidrblock is carved into, each with
+	// its own gateway pod. It must be a power of two, and the subnets' prefix
+	// length must not exceed 32 (IPv4) or 128 (IPv6): the controller refuses
+	// other values with Ready=False, reason InvalidSubnetting, and creates no pods.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=256
+	// +required
+	SubnetNum int32 `json:"subnetnum"`
+}
+
+// VpcStatus defines the observed state of Vpc.
+type VpcStatus struct {
+	// podNames are the names of the gateway pods, sorted.
+	// +optional
+	PodNames []string `json:"podNames,omitempty"`
+
+	// subnetnum is the number of subnets that have a gateway pod. Always
+	// serialized, so that 0 shows.
+	// +optional
+	SubnetNum int32 `json:"subnetnum"`
+
+	// subnets are the subnets that have a gateway pod, in address order.
+	// +optional
+	Subnets []string `json:"subnets,omitempty"`
+
+	// conditions represent the current state of the Vpc resource.
+	// "Ready" is True when every subnet of spec has its gateway pod; False with
+	// reason InvalidSubnetting when spec cannot be carved as asked, or with
+	// reason ProvisionFailed while creating or deleting a pod fails.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="VPC",type=string,JSONPath=`.spec.vpcname`
+// +kubebuilder:printcolumn:name="CIDR",type=string,JSONPath=`.spec.cidrblock`
+// +kubebuilder:printcolumn:name="Subnets",type=integer,JSONPath=`.status.subnetnum`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Vpc is the Schema for the vpcs API
+type Vpc struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is a standard object metadata
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec defines the desired state of Vpc
+	// +required
+	Spec VpcSpec `json:"spec"`
+
+	// status defines the observed state of Vpc
+	// +optional
+	Status VpcStatus `json:"status,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// VpcList contains a list of Vpc
+type VpcList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []Vpc `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Vpc{}, &VpcList{})
+}

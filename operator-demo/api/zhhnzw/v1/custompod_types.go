@@ -1,0 +1,108 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// EDIT THIS FILE!  THIS IS SCAFFOLDING FOR YOU TO OWN!
+// NOTE: json tags are required.  Any new fields you add must have json tags for the fields to be serialized.
+
+// CustomPodSpec defines the desired state of CustomPod
+type CustomPodSpec struct {
+	// INSERT ADDITIONAL SPEC FIELDS - desired state of cluster
+	// Important: Run "make" to regenerate code after modifying this file
+	// The following markers will use OpenAPI v3 schema to validate the value
+	// More info: https://book.kubebuilder.io/reference/markers/crd-validation.html
+
+	// A pointer, so that Go clients send an explicit 0 rather than dropping it
+	// (omitempty) and getting the default instead.
+
+	// replicas is the number of busybox pods to keep running.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+}
+
+// CustomPodStatus defines the observed state of CustomPod.
+type CustomPodStatus struct {
+	// INSERT ADDITIONAL STATUS FIELD - define observed state of cluster
+	// Important: Run "make" to regenerate code after modifying this file
+
+	// Always serialized (no omitempty), so that the Ready column shows 0
+	// rather than nothing.
+
+	// replicas is the number of pods this CustomPod controls that are pending
+	// or running and not being deleted.
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// podNames lists those pods, sorted by name.
+	// +optional
+	PodNames []string `json:"podNames,omitempty"`
+
+	// For Kubernetes API conventions, see:
+	// https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties
+
+	// conditions represent the current state of the CustomPod resource.
+	// "Ready" is True when spec.replicas pods exist, and False with reason
+	// ScaleFailed while creating or deleting a pod fails.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// CustomPod is the Schema for the custompods API
+type CustomPod struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is a standard object metadata
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec defines the desired state of CustomPod
+	// +required
+	Spec CustomPodSpec `json:"spec"`
+
+	// status defines the observed state of CustomPod
+	// +optional
+	Status CustomPodStatus `json:"status,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// CustomPodList contains a list of CustomPod
+type CustomPodList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []CustomPod `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&CustomPod{}, &CustomPodList{})
+}

@@ -1,0 +1,291 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package network
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	networkv1 "example.com/k8s-demo/operator-demo/api/network/v1"
+)
+
+var _ = Describe("Vpc Controller", func() {
+	SetDefaultEventuallyTimeout(10 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+
+	var key types.NamespacedName
+
+	BeforeEach(func() {
+		// envtest has no namespace controller: a fresh namespace per test.
+		key = types.NamespacedName{Name: "test-vpc", Namespace: newNamespace(ctx)}
+	})
+
+	createVpc := func(cidr string, subnets int32) {
+		By(fmt.Sprintf("creating a Vpc %s into %d", cidr, subnets))
+		Expect(k8sClient.Create(ctx, &networkv1.Vpc{
+			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
+			Spec:       networkv1.VpcSpec{VpcName: "demo", CidrBlock: cidr, SubnetNum: subnets},
+		})).To(Succeed())
+	}
+
+	Context("with a block that can be carved", func() {
+		It("should run one gateway pod per subnet and record them in the status", func() {
+			createVpc("10.0.0.0/16", 4)
+			want := []string{"10.0.0.0/18", "10.0.64.0/18", "10.0.128.0/18", "10.0.192.0/18"}
+			expectSubnets(key, want)
+			vpc := getVpc(key)
+
+			for _, pod := range activePods(key) {
+				cidr := pod.Annotations[SubnetAnnotation]
+				Expect(want).To(ContainElement(cidr))
+				Expect(pod.Name).To(HavePrefix(key.Name + "-"))
+				Expect(pod.Labels).To(HaveKeyWithValue(VpcLabel, key.Name))
+				Expect(pod.Labels).To(HaveKeyWithValue(SubnetLabel, strings.ReplaceAll(cidr, "/", "_")))
+				Expect(pod.Spec.Containers).To(HaveLen(1))
+				Expect(pod.Spec.Containers[0].Image).To(Equal("busybox"))
+				Expect(pod.Spec.Containers[0].Command).To(Equal([]string{"sleep", "3600"}))
+				Expect(pod.Spec.Containers[0].Env).To(ConsistOf(corev1.EnvVar{Name: SubnetEnv, Value: cidr}))
+				Expect(pod.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
+					APIVersion:         networkv1.GroupVersion.String(),
+					Kind:               "Vpc",
+					Name:               vpc.Name,
+					UID:                vpc.UID,
+					Controller:         ptr.To(true),
+					BlockOwnerDeletion: ptr.To(true),
+				}))
+			}
+			expectCondition(key, metav1.ConditionTrue, ReasonProvisioned, "4 of 4 subnets have a gateway pod")
+			expectEvent(key, corev1.EventTypeNormal, ReasonSuccessfulCreate, "for subnet 10.0.192.0/18")
+		})
+
+		It("should carve IPv6 blocks too", func() {
+			createVpc("fd00::/48", 2)
+			expectSubnets(key, []string{"fd00::/49", "fd00:0:0:8000::/49"})
+			Expect(activePods(key)[0].Labels[SubnetLabel]).To(Or(Equal("fd00--_49"), Equal("fd00-0-0-8000--_49")))
+		})
+
+		It("should replace the gateway pods whose subnet no longer exists", func() {
+			createVpc("10.0.0.0/16", 2)
+			expectSubnets(key, []string{"10.0.0.0/17", "10.0.128.0/17"})
+			before := podNames(activePods(key))
+
+			By("changing a field that does not move the subnets: the pods stay")
+			patchSpec(key, func(s *networkv1.VpcSpec) { s.VpcName = "renamed" })
+			expectCondition(key, metav1.ConditionTrue, ReasonProvisioned, "2 of 2 subnets have a gateway pod")
+			Consistently(func() []string { return podNames(activePods(key)) }, time.Second).Should(Equal(before))
+
+			By("changing subnetnum: every subnet moves")
+			patchSpec(key, func(s *networkv1.VpcSpec) { s.SubnetNum = 4 })
+			expectSubnets(key, []string{"10.0.0.0/18", "10.0.64.0/18", "10.0.128.0/18", "10.0.192.0/18"})
+			Expect(podNames(activePods(key))).NotTo(ContainElements(before[0], before[1]))
+
+			By("changing cidrblock")
+			patchSpec(key, func(s *networkv1.VpcSpec) { s.CidrBlock, s.SubnetNum = "192.168.0.0/24", 2 })
+			expectSubnets(key, []string{"192.168.0.0/25", "192.168.0.128/25"})
+			expectEvent(key, corev1.EventTypeNormal, ReasonSuccessfulDelete, "of subnet 10.0.64.0/18")
+		})
+
+		It("should replace a deleted gateway pod with one for the same subnet", func() {
+			createVpc("10.0.0.0/24", 2)
+			expectSubnets(key, []string{"10.0.0.0/25", "10.0.0.128/25"})
+			old := activePods(key)[0]
+			Expect(k8sClient.Delete(ctx, &old)).To(Succeed())
+			Eventually(func(g Gomega) {
+				pods := activePods(key)
+				g.Expect(podNames(pods)).To(HaveLen(2))
+				g.Expect(podNames(pods)).NotTo(ContainElement(old.Name))
+			}).Should(Succeed())
+			expectSubnets(key, []string{"10.0.0.0/25", "10.0.0.128/25"})
+		})
+
+		It("should stop managing the pods once the Vpc is deleted", func() {
+			createVpc("10.0.0.0/16", 2)
+			expectSubnets(key, []string{"10.0.0.0/17", "10.0.128.0/17"})
+			vpc := getVpc(key)
+			pods := podNames(activePods(key))
+			Expect(k8sClient.Delete(ctx, &vpc)).To(Succeed())
+			Eventually(func() bool {
+				return errors.IsNotFound(k8sClient.Get(ctx, key, &networkv1.Vpc{}))
+			}).Should(BeTrue())
+			// No garbage collector in envtest: the owner references above are
+			// what removes the pods in a cluster.
+			Consistently(func() []string { return podNames(activePods(key)) }, 2*time.Second).Should(Equal(pods))
+		})
+	})
+
+	Context("with a block that cannot be carved as asked", func() {
+		DescribeTable("should refuse with Ready=False and a Warning event, and create no pod",
+			func(cidr string, subnets int32, why string) {
+				createVpc(cidr, subnets)
+				expectConditionMessage(key, metav1.ConditionFalse, ReasonInvalidSubnetting, why)
+				expectEvent(key, corev1.EventTypeWarning, ReasonInvalidSubnetting, why)
+				Consistently(func() []corev1.Pod { return activePods(key) }, time.Second).Should(BeEmpty())
+				vpc := getVpc(key)
+				Expect(vpc.Status.Subnets).To(BeEmpty())
+				Expect(vpc.Status.SubnetNum).To(BeZero())
+			},
+			Entry("3 subnets", "10.0.0.0/16", int32(3), "into subnetnum 3 equal subnets: 3 is not a power of two"),
+			Entry("a /30 into 8", "10.0.0.0/30", int32(8), "would each be a /33, longer than the 32 bits"),
+			Entry("an IPv6 /127 into 4", "fd00::/127", int32(4), "would each be a /129, longer than the 128 bits"),
+			Entry("IPv6 into 6", "fd00::/48", int32(6), "power of two"),
+		)
+
+		It("should leave the existing pods alone, and carry on once the spec is fixed", func() {
+			createVpc("10.0.0.0/16", 2)
+			expectSubnets(key, []string{"10.0.0.0/17", "10.0.128.0/17"})
+			before := podNames(activePods(key))
+
+			patchSpec(key, func(s *networkv1.VpcSpec) { s.SubnetNum = 5 })
+			expectConditionMessage(key, metav1.ConditionFalse, ReasonInvalidSubnetting,
+				"cannot carve cidrblock 10.0.0.0/16 into subnetnum 5 equal subnets")
+			Consistently(func() []string { return podNames(activePods(key)) }, time.Second).Should(Equal(before))
+			Expect(getVpc(key).Status.PodNames).To(Equal(before))
+
+			patchSpec(key, func(s *networkv1.VpcSpec) { s.SubnetNum = 1 })
+			expectSubnets(key, []string{"10.0.0.0/16"})
+			expectCondition(key, metav1.ConditionTrue, ReasonProvisioned, "1 of 1 subnets have a gateway pod")
+		})
+	})
+
+	Context("When the Vpc does not exist", func() {
+		It("should end the reconcile without an error or a requeue", func() {
+			r := &VpcReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
+			result, err := r.Reconcile(ctx, reconcile.Request{
+				NamespacedName: types.NamespacedName{Name: "does-not-exist", Namespace: "default"},
+			})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(result).To(Equal(reconcile.Result{}))
+		})
+	})
+})
+
+func newNamespace(ctx context.Context) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "vpc-test-"}}
+	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+func getVpc(key types.NamespacedName) networkv1.Vpc {
+	var vpc networkv1.Vpc
+	ExpectWithOffset(1, k8sClient.Get(ctx, key, &vpc)).To(Succeed())
+	return vpc
+}
+
+func patchSpec(key types.NamespacedName, edit func(*networkv1.VpcSpec)) {
+	vpc := getVpc(key)
+	patch := client.MergeFrom(vpc.DeepCopy())
+	edit(&vpc.Spec)
+	By(fmt.Sprintf("changing the spec to %+v", vpc.Spec))
+	ExpectWithOffset(1, k8sClient.Patch(ctx, &vpc, patch)).To(Succeed())
+}
+
+// activePods lists the Vpc's pods that are not being deleted, by name.
+func activePods(key types.NamespacedName) []corev1.Pod {
+	var list corev1.PodList
+	ExpectWithOffset(1, k8sClient.List(ctx, &list,
+		client.InNamespace(key.Namespace), client.MatchingLabels{VpcLabel: key.Name})).To(Succeed())
+	var pods []corev1.Pod
+	for _, pod := range list.Items {
+		if pod.DeletionTimestamp.IsZero() {
+			pods = append(pods, pod)
+		}
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	return pods
+}
+
+func podNames(pods []corev1.Pod) []string {
+	names := make([]string, 0, len(pods))
+	for _, pod := range pods {
+		names = append(names, pod.Name)
+	}
+	return names
+}
+
+// expectSubnets waits for exactly one gateway pod per subnet in want, and for
+// the status to list those subnets (in address order) and those pods (sorted).
+func expectSubnets(key types.NamespacedName, want []string) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		pods := activePods(key)
+		got := make([]string, 0, len(pods))
+		for _, pod := range pods {
+			got = append(got, pod.Annotations[SubnetAnnotation])
+		}
+		g.Expect(got).To(ConsistOf(want))
+		vpc := getVpc(key)
+		g.Expect(vpc.Status.Subnets).To(Equal(want))
+		g.Expect(vpc.Status.SubnetNum).To(Equal(int32(len(want))))
+		g.Expect(vpc.Status.PodNames).To(Equal(podNames(pods)))
+	}).Should(Succeed())
+}
+
+func expectCondition(key types.NamespacedName, status metav1.ConditionStatus, reason, message string) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		cond := readyCondition(g, key)
+		g.Expect(cond.Status).To(Equal(status))
+		g.Expect(cond.Reason).To(Equal(reason))
+		g.Expect(cond.Message).To(Equal(message))
+	}).Should(Succeed())
+}
+
+func expectConditionMessage(key types.NamespacedName, status metav1.ConditionStatus, reason, substring string) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		cond := readyCondition(g, key)
+		g.Expect(cond.Status).To(Equal(status))
+		g.Expect(cond.Reason).To(Equal(reason))
+		g.Expect(cond.Message).To(ContainSubstring(substring))
+	}).Should(Succeed())
+}
+
+// readyCondition returns the Ready condition, once it describes the latest spec.
+func readyCondition(g Gomega, key types.NamespacedName) *metav1.Condition {
+	vpc := getVpc(key)
+	cond := meta.FindStatusCondition(vpc.Status.Conditions, ConditionReady)
+	g.Expect(cond).NotTo(BeNil())
+	g.Expect(cond.ObservedGeneration).To(Equal(vpc.Generation))
+	return cond
+}
+
+// expectEvent waits for an events.k8s.io event about the Vpc.
+func expectEvent(key types.NamespacedName, eventType, reason, noteSubstring string) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		var list eventsv1.EventList
+		g.Expect(k8sClient.List(ctx, &list, client.InNamespace(key.Namespace))).To(Succeed())
+		var notes []string
+		for _, ev := range list.Items {
+			if ev.Regarding.Kind == "Vpc" && ev.Regarding.Name == key.Name && ev.Type == eventType && ev.Reason == reason {
+				notes = append(notes, ev.Note)
+			}
+		}
+		g.Expect(notes).To(ContainElement(ContainSubstring(noteSubstring)))
+	}).Should(Succeed())
+}

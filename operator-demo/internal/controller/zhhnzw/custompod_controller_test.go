@@ -1,0 +1,343 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package zhhnzw
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	zhhnzwv1 "example.com/k8s-demo/operator-demo/api/zhhnzw/v1"
+)
+
+var _ = Describe("CustomPod Controller", func() {
+	SetDefaultEventuallyTimeout(10 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+
+	Context("When reconciling a resource", func() {
+		const resourceName = "test-resource"
+
+		var typeNamespacedName types.NamespacedName
+
+		BeforeEach(func() {
+			// envtest has no namespace controller, so each test gets a fresh
+			// namespace instead of cleaning up an old one.
+			typeNamespacedName = types.NamespacedName{Name: resourceName, Namespace: newNamespace(ctx)}
+
+			By("creating the custom resource for the Kind CustomPod")
+			resource := &zhhnzwv1.CustomPod{
+				ObjectMeta: metav1.ObjectMeta{
+					Name:      typeNamespacedName.Name,
+					Namespace: typeNamespacedName.Namespace,
+				},
+				Spec: zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](1)},
+			}
+			Expect(k8sClient.Create(ctx, resource)).To(Succeed())
+			expectPodCount(typeNamespacedName, 1)
+		})
+
+		AfterEach(func() {
+			By("Cleanup the specific resource instance CustomPod")
+			resource := &zhhnzwv1.CustomPod{}
+			resource.Name, resource.Namespace = typeNamespacedName.Name, typeNamespacedName.Namespace
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, resource))).To(Succeed())
+		})
+
+		It("should create a busybox pod owned by the CustomPod", func() {
+			cp := getCustomPod(typeNamespacedName)
+			pod := activePods(typeNamespacedName)[0]
+
+			Expect(pod.Name).To(HavePrefix(resourceName + "-"))
+			Expect(pod.Labels).To(HaveKeyWithValue(CustomPodLabel, resourceName))
+			Expect(pod.Spec.Containers).To(HaveLen(1))
+			Expect(pod.Spec.Containers[0].Image).To(Equal("busybox"))
+			Expect(pod.Spec.Containers[0].Command).To(Equal([]string{"sleep", "3600"}))
+			Expect(metav1.IsControlledBy(&pod, &cp)).To(BeTrue())
+		})
+
+		It("should scale 1 -> 3 -> 1 and list the pods in the status", func() {
+			setReplicas(typeNamespacedName, 3)
+			expectPodCount(typeNamespacedName, 3)
+			expectStatusMatchesPods(typeNamespacedName)
+
+			setReplicas(typeNamespacedName, 1)
+			expectPodCount(typeNamespacedName, 1)
+			expectStatusMatchesPods(typeNamespacedName)
+
+			By("not creating or deleting anything once the count is right")
+			Consistently(func() int { return len(activePods(typeNamespacedName)) }, 2*time.Second).Should(Equal(1))
+		})
+
+		It("should scale through the scale subresource, as kubectl scale does", func() {
+			cp := getCustomPod(typeNamespacedName)
+			scale := &autoscalingv1.Scale{
+				ObjectMeta: metav1.ObjectMeta{Name: cp.Name, Namespace: cp.Namespace},
+				Spec:       autoscalingv1.ScaleSpec{Replicas: 2},
+			}
+			Expect(k8sClient.SubResource("scale").Update(ctx, &cp, client.WithSubResourceBody(scale))).To(Succeed())
+
+			Expect(*getCustomPod(typeNamespacedName).Spec.Replicas).To(Equal(int32(2)))
+			expectPodCount(typeNamespacedName, 2)
+			Eventually(func(g Gomega) {
+				got := &autoscalingv1.Scale{}
+				g.Expect(k8sClient.SubResource("scale").Get(ctx, &cp, got)).To(Succeed())
+				g.Expect(got.Status.Replicas).To(Equal(int32(2)))
+			}).Should(Succeed())
+		})
+
+		It("should replace a deleted pod", func() {
+			old := activePods(typeNamespacedName)[0]
+			// The pod is not bound to a node, so the API server removes it at once.
+			Expect(k8sClient.Delete(ctx, &old)).To(Succeed())
+
+			Eventually(func(g Gomega) {
+				pods := activePods(typeNamespacedName)
+				g.Expect(pods).To(HaveLen(1))
+				g.Expect(pods[0].Name).NotTo(Equal(old.Name))
+			}).Should(Succeed())
+			expectStatusMatchesPods(typeNamespacedName)
+		})
+
+		It("should not count a pod that is being deleted", func() {
+			old := activePods(typeNamespacedName)[0]
+			By("holding the pod in Terminating with a finalizer")
+			const hold = "test.zhhnzw.mock.com/hold"
+			patch := client.MergeFrom(old.DeepCopy())
+			old.Finalizers = append(old.Finalizers, hold)
+			Expect(k8sClient.Patch(ctx, &old, patch)).To(Succeed())
+			Expect(k8sClient.Delete(ctx, &old)).To(Succeed())
+			DeferCleanup(func() {
+				var pod corev1.Pod
+				if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(&old), &pod); err == nil {
+					patch := client.MergeFrom(pod.DeepCopy())
+					pod.Finalizers = nil
+					Expect(k8sClient.Patch(ctx, &pod, patch)).To(Succeed())
+				}
+			})
+
+			Eventually(func(g Gomega) {
+				pods := activePods(typeNamespacedName)
+				g.Expect(pods).To(HaveLen(1))
+				g.Expect(pods[0].Name).NotTo(Equal(old.Name))
+			}).Should(Succeed())
+			expectStatusMatchesPods(typeNamespacedName)
+			Expect(getCustomPod(typeNamespacedName).Status.PodNames).NotTo(ContainElement(old.Name))
+		})
+
+		It("should report Ready=False while pods cannot be created, then recover", func() {
+			By("refusing new pods in the namespace with a ValidatingAdmissionPolicy")
+			binding := blockPods(typeNamespacedName.Namespace)
+			expectCondition(typeNamespacedName, metav1.ConditionTrue, ReasonScaled)
+
+			setReplicas(typeNamespacedName, 2)
+			expectCondition(typeNamespacedName, metav1.ConditionFalse, ReasonScaleFailed)
+			cond := meta.FindStatusCondition(getCustomPod(typeNamespacedName).Status.Conditions, ConditionReady)
+			Expect(cond.Message).To(And(ContainSubstring("creating pod"), ContainSubstring("pods are blocked by the test")))
+			Expect(activePods(typeNamespacedName)).To(HaveLen(1))
+
+			By("removing the policy binding: the failed create is retried")
+			Expect(k8sClient.Delete(ctx, binding)).To(Succeed())
+			expectPodCount(typeNamespacedName, 2)
+			expectCondition(typeNamespacedName, metav1.ConditionTrue, ReasonScaled)
+			expectStatusMatchesPods(typeNamespacedName)
+		})
+
+		It("should leave the pods to the garbage collector when the CustomPod is deleted", func() {
+			setReplicas(typeNamespacedName, 2)
+			expectPodCount(typeNamespacedName, 2)
+			cp := getCustomPod(typeNamespacedName)
+
+			By("checking that every pod names the CustomPod as its controlling owner")
+			pods := activePods(typeNamespacedName)
+			for _, pod := range pods {
+				Expect(pod.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
+					APIVersion:         zhhnzwv1.GroupVersion.String(),
+					Kind:               "CustomPod",
+					Name:               cp.Name,
+					UID:                cp.UID,
+					Controller:         ptr.To(true),
+					BlockOwnerDeletion: ptr.To(true),
+				}))
+			}
+
+			By("deleting the CustomPod")
+			Expect(k8sClient.Delete(ctx, &cp)).To(Succeed())
+			Eventually(func() bool {
+				return errors.IsNotFound(k8sClient.Get(ctx, typeNamespacedName, &zhhnzwv1.CustomPod{}))
+			}).Should(BeTrue())
+
+			// envtest runs no garbage collector, so the pods stay; in a cluster
+			// the owner references above make it delete them. The controller
+			// itself must not touch them any more.
+			Consistently(func() []string { return podNames(activePods(typeNamespacedName)) }, 2*time.Second).
+				Should(Equal(podNames(pods)))
+		})
+	})
+
+	Context("When the CustomPod does not exist", func() {
+		It("should end the reconcile without an error or a requeue", func() {
+			controllerReconciler := &CustomPodReconciler{
+				Client: k8sClient,
+				Scheme: k8sClient.Scheme(),
+			}
+
+			result, err := controllerReconciler.Reconcile(ctx, reconcile.Request{
+				NamespacedName: types.NamespacedName{Name: "does-not-exist", Namespace: "default"},
+			})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(result).To(Equal(reconcile.Result{}))
+		})
+	})
+})
+
+// newNamespace creates a namespace with a generated name and returns the name.
+func newNamespace(ctx context.Context) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "custompod-test-"}}
+	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+func getCustomPod(key types.NamespacedName) zhhnzwv1.CustomPod {
+	var cp zhhnzwv1.CustomPod
+	ExpectWithOffset(1, k8sClient.Get(ctx, key, &cp)).To(Succeed())
+	return cp
+}
+
+func setReplicas(key types.NamespacedName, n int32) {
+	By(fmt.Sprintf("setting spec.replicas to %d", n))
+	cp := getCustomPod(key)
+	patch := client.MergeFrom(cp.DeepCopy())
+	cp.Spec.Replicas = ptr.To(n)
+	ExpectWithOffset(1, k8sClient.Patch(ctx, &cp, patch)).To(Succeed())
+}
+
+// activePods lists the pods of the CustomPod key that are not being deleted,
+// sorted by name.
+func activePods(key types.NamespacedName) []corev1.Pod {
+	var list corev1.PodList
+	ExpectWithOffset(1, k8sClient.List(ctx, &list,
+		client.InNamespace(key.Namespace),
+		client.MatchingLabels{CustomPodLabel: key.Name},
+	)).To(Succeed())
+	var pods []corev1.Pod
+	for _, pod := range list.Items {
+		if pod.DeletionTimestamp.IsZero() {
+			pods = append(pods, pod)
+		}
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	return pods
+}
+
+func podNames(pods []corev1.Pod) []string {
+	names := make([]string, 0, len(pods))
+	for _, pod := range pods {
+		names = append(names, pod.Name)
+	}
+	return names
+}
+
+func expectPodCount(key types.NamespacedName, n int) {
+	EventuallyWithOffset(1, func() []corev1.Pod { return activePods(key) }).Should(HaveLen(n))
+}
+
+// expectStatusMatchesPods waits for status.replicas and status.podNames to
+// describe the pods that exist.
+func expectStatusMatchesPods(key types.NamespacedName) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		names := podNames(activePods(key))
+		cp := getCustomPod(key)
+		g.Expect(cp.Status.Replicas).To(Equal(int32(len(names))))
+		g.Expect(cp.Status.PodNames).To(Equal(names))
+		g.Expect(cp.Status.Replicas).To(Equal(*cp.Spec.Replicas))
+	}).Should(Succeed())
+}
+
+func expectCondition(key types.NamespacedName, status metav1.ConditionStatus, reason string) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		cp := getCustomPod(key)
+		cond := meta.FindStatusCondition(cp.Status.Conditions, ConditionReady)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(status))
+		g.Expect(cond.Reason).To(Equal(reason))
+		g.Expect(cond.ObservedGeneration).To(Equal(cp.Generation))
+	}).Should(Succeed())
+}
+
+// blockPods makes the API server refuse every new pod in namespace, with a
+// ValidatingAdmissionPolicy (no webhook server needed), and returns the policy
+// binding to delete to lift the block. It returns once the block is in force.
+func blockPods(namespace string) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "deny-pods-"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+						Rule: admissionregistrationv1.Rule{
+							APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
+						},
+					},
+				}},
+			},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "pods are blocked by the test"}},
+		},
+	}
+	ExpectWithOffset(1, k8sClient.Create(ctx, policy)).To(Succeed())
+	DeferCleanup(func() {
+		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, policy))).To(Succeed())
+	})
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "deny-pods-"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{
+				NamespaceSelector: &metav1.LabelSelector{
+					MatchLabels: map[string]string{corev1.LabelMetadataName: namespace},
+				},
+			},
+		},
+	}
+	ExpectWithOffset(1, k8sClient.Create(ctx, binding)).To(Succeed())
+
+	// The API server loads policies asynchronously: probe with a dry run.
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: namespace},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "busybox"}}},
+	}
+	EventuallyWithOffset(1, func() error {
+		return k8sClient.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+	}).Should(MatchError(ContainSubstring("pods are blocked by the test")))
+	return binding
+}

@@ -1,0 +1,96 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package zhhnzw
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	zhhnzwv1 "example.com/k8s-demo/operator-demo/api/zhhnzw/v1"
+)
+
+// These tests need no controller: the API server itself checks every CustomPod
+// against the OpenAPI schema that controller-gen wrote from the markers in
+// api/v1/custompod_types.go.
+var _ = Describe("CustomPod validation", func() {
+	var namespace string
+
+	BeforeEach(func() {
+		namespace = newNamespace(ctx)
+	})
+
+	// create sends spec as-is (an unstructured object can carry values that
+	// the Go type cannot, such as a string for replicas). It asks for strict
+	// field validation, as kubectl does by default: without it the API server
+	// drops unknown fields with a warning instead of refusing them.
+	create := func(spec map[string]any) (*unstructured.Unstructured, error) {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": zhhnzwv1.GroupVersion.String(),
+			"kind":       "CustomPod",
+			"metadata":   map[string]any{"generateName": "validation-", "namespace": namespace},
+			"spec":       spec,
+		}}
+		return u, k8sClient.Create(ctx, u, client.FieldValidation(metav1.FieldValidationStrict))
+	}
+
+	replicas := func(v any) map[string]any { return map[string]any{"replicas": v} }
+
+	DescribeTable("should refuse a bad spec with a message naming the field",
+		func(spec map[string]any, message string) {
+			_, err := create(spec)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(message))
+		},
+		Entry("negative replicas", replicas(int64(-1)),
+			"spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"),
+		Entry("replicas above the maximum", replicas(int64(101)),
+			"spec.replicas: Invalid value: 101: spec.replicas in body should be less than or equal to 100"),
+		Entry("replicas given as a string", replicas("three"),
+			`spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"`),
+		Entry("an unknown field", map[string]any{"image": "nginx"},
+			`unknown field "spec.image"`),
+	)
+
+	It("should default replicas to 1", func() {
+		u, err := create(map[string]any{})
+		Expect(err).NotTo(HaveOccurred())
+		replicas, found, err := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found).To(BeTrue())
+		Expect(replicas).To(Equal(int64(1)))
+	})
+
+	It("should refuse a scale above the maximum through the scale subresource", func() {
+		cp := &zhhnzwv1.CustomPod{
+			ObjectMeta: metav1.ObjectMeta{Name: "scale-validation", Namespace: namespace},
+			Spec:       zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](0)},
+		}
+		Expect(k8sClient.Create(ctx, cp)).To(Succeed())
+		scale := &autoscalingv1.Scale{
+			ObjectMeta: metav1.ObjectMeta{Name: cp.Name, Namespace: cp.Namespace},
+			Spec:       autoscalingv1.ScaleSpec{Replicas: 101},
+		}
+		err := k8sClient.SubResource("scale").Update(ctx, cp, client.WithSubResourceBody(scale))
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.replicas in body should be less than or equal to 100"))
+	})
+})

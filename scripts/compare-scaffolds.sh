@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# What operator-sdk adds to a kubebuilder project: diffs kubebuilder-demo
+# against operator-demo and prints a summary.
+#
+# Both modules hold the same CustomPod operator; operator-demo is operator-sdk's
+# layout of it (go/v4 plus the manifests and scorecard plugins), made
+# multigroup for its two extra APIs. Before comparing, a copy of
+# kubebuilder-demo is normalised so that only real differences remain:
+#   - the module path and project name (kubebuilder-demo -> operator-demo);
+#   - the multigroup moves: api/v1 -> api/zhhnzw/v1,
+#     internal/controller -> internal/controller/zhhnzw (package zhhnzw),
+#     config/rbac/custompod_* -> config/rbac/zhhnzw_custompod_*.
+#
+# Exits non-zero when the CustomPod API or controller differ after that: the
+# two tutorials must teach the same code.
+#
+# Usage: scripts/compare-scaffolds.sh [-v]   (-v also prints the diffs)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+KB=$ROOT/kubebuilder-demo
+OP=$ROOT/operator-demo
+verbose=false
+[ "${1:-}" = -v ] && verbose=true
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+norm=$work/kubebuilder-demo
+
+# Copy the tracked sources, not build output.
+excludes=(--exclude=./bin --exclude=cover.out --exclude=.git --exclude=Dockerfile.cross)
+mkdir -p "$norm"
+tar -C "$KB" "${excludes[@]}" -cf - . | tar -C "$norm" -xf -
+
+# The multigroup moves.
+mkdir -p "$norm/api/zhhnzw" "$norm/internal/controller/zhhnzw"
+mv "$norm/api/v1" "$norm/api/zhhnzw/v1"
+find "$norm/internal/controller" -maxdepth 1 -type f -exec mv {} "$norm/internal/controller/zhhnzw/" \;
+sed -i 's/^package controller$/package zhhnzw/' "$norm"/internal/controller/zhhnzw/*.go
+for f in "$norm"/config/rbac/custompod_*_role.yaml; do
+  base=$(basename "$f")
+  mv "$f" "$norm/config/rbac/zhhnzw_$base"
+  sed -i 's/name: custompod-\(admin\|editor\|viewer\)-role/name: zhhnzw-custompod-\1-role/' "$norm/config/rbac/zhhnzw_$base"
+done
+sed -i 's/^- custompod_/- zhhnzw_custompod_/' "$norm/config/rbac/kustomization.yaml"
+
+# The module path and project name, in every text file.
+grep -rlI -e kubebuilder-demo -e 'k8s-demo/kubebuilder-demo' "$norm" | while read -r f; do
+  sed -i \
+    -e 's#k8s-demo/kubebuilder-demo/api/v1"#k8s-demo/operator-demo/api/zhhnzw/v1"#g' \
+    -e 's#k8s-demo/kubebuilder-demo/internal/controller"#k8s-demo/operator-demo/internal/controller/zhhnzw"#g' \
+    -e 's/kubebuilder-demo/operator-demo/g' "$f"
+done
+
+# Lists of files (relative paths) on each side.
+list() { (cd "$1" && find . -type f "${@:2}" | sed 's#^\./##' | sort); }
+list "$norm" >"$work/kb.list"
+list "$OP" -not -path './bin/*' -not -name cover.out -not -path './.git/*' -not -name Dockerfile.cross >"$work/op.list"
+comm -13 "$work/kb.list" "$work/op.list" >"$work/only-op"
+comm -23 "$work/kb.list" "$work/op.list" >"$work/only-kb"
+comm -12 "$work/kb.list" "$work/op.list" >"$work/both"
+
+# group PATH: which of operator-sdk's additions a file belongs to.
+group() {
+  case $1 in
+    bundle/* | bundle.Dockerfile | hack/bundle/*) echo "OLM bundle" ;;
+    config/scorecard/*) echo "scorecard" ;;
+    config/manifests/*) echo "manifests (CSV base)" ;;
+    api/apps/* | internal/controller/apps/* | config/*/apps_* | config/*/apps.mock.com_*) echo "PodSet API (apps/v1alpha1)" ;;
+    api/network/* | internal/controller/network/* | config/*/network_* | config/*/network.mock.com_*) echo "Vpc API (network/v1)" ;;
+    *) echo "other" ;;
+  esac
+}
+
+printf '\033[1mkubebuilder-demo -> operator-demo\033[0m (after normalising the module path and the multigroup moves)\n'
+
+printf '\n\033[1mOnly in operator-demo\033[0m (%d files)\n' "$(wc -l <"$work/only-op")"
+while read -r f; do printf '%s\t%s\n' "$(group "$f")" "$f"; done <"$work/only-op" | sort -s -t$'\t' -k1,1 |
+  awk -F'\t' '$1 != g { g = $1; printf "  %s:\n", g } { printf "    %s\n", $2 }'
+
+if [ -s "$work/only-kb" ]; then
+  printf '\n\033[1mOnly in kubebuilder-demo\033[0m\n'
+  sed 's/^/    /' "$work/only-kb"
+fi
+
+printf '\n\033[1mIn both, different\033[0m (lines: +added -removed in operator-demo)\n'
+same=0
+while read -r f; do
+  if cmp -s "$norm/$f" "$OP/$f"; then
+    same=$((same + 1))
+    continue
+  fi
+  counts=$(diff "$norm/$f" "$OP/$f" | awk '/^>/ { a++ } /^</ { r++ } END { printf "+%d -%d", a, r }' || true)
+  printf '    %-60s %s\n' "$f" "$counts"
+  if $verbose; then diff -u "$norm/$f" "$OP/$f" | sed 's/^/      /' || true; fi
+done <"$work/both"
+printf '\n\033[1mIn both, identical\033[0m: %d files\n' "$same"
+
+# The CustomPod API and controller must be the same code in both tutorials.
+must_match=(
+  api/zhhnzw/v1/custompod_types.go
+  api/zhhnzw/v1/groupversion_info.go
+  api/zhhnzw/v1/zz_generated.deepcopy.go
+  internal/controller/zhhnzw/custompod_controller.go
+  config/crd/bases/zhhnzw.mock.com_custompods.yaml
+)
+printf '\n\033[1mCustomPod types and controller\033[0m\n'
+rc=0
+for f in "${must_match[@]}"; do
+  if [ ! -f "$norm/$f" ] || [ ! -f "$OP/$f" ]; then
+    printf '    MISSING    %s\n' "$f"
+    rc=1
+  elif cmp -s "$norm/$f" "$OP/$f"; then
+    printf '    identical  %s\n' "$f"
+  else
+    printf '    DIFFERENT  %s\n' "$f"
+    diff -u "$norm/$f" "$OP/$f" | sed 's/^/      /' || true
+    rc=1
+  fi
+done
+if [ $rc -ne 0 ]; then
+  echo "The CustomPod API or controller of operator-demo differs from kubebuilder-demo's beyond the normalisation." >&2
+fi
+exit $rc
