@@ -31,18 +31,28 @@ for m in $(modules); do
     echo ">> $m: make verify"
     make -s -C "$ROOT/$m" verify || rc=1
   elif has_target "$ROOT/$m" manifests && has_target "$ROOT/$m" generate; then
-    # The kubebuilder layout has no verify target: regenerating must change nothing.
-    echo ">> $m: make manifests generate changes nothing"
+    # The kubebuilder layout has no verify target: regenerating must change
+    # nothing (operator-sdk's adds the OLM bundle to what is generated).
+    targets="manifests generate"
+    has_target "$ROOT/$m" bundle && targets+=" bundle"
+    echo ">> $m: make $targets changes nothing"
     before=$(snapshot "$ROOT/$m")
-    make -s -C "$ROOT/$m" manifests generate || rc=1
+    make -s -C "$ROOT/$m" $targets >/dev/null || rc=1
     after=$(snapshot "$ROOT/$m")
     if [ "$before" != "$after" ]; then
-      echo "$m: make manifests generate changed these files; commit what they generate:" >&2
+      echo "$m: make $targets changed these files; commit what they generate:" >&2
       diff <(echo "$before") <(echo "$after") | awk '/^[<>]/ { print "  " $3 }' | sort -u >&2
       rc=1
     fi
   fi
 done
+
+# kubebuilder-demo and operator-demo hold the same CustomPod: only what
+# operator-sdk adds may differ.
+if [ -f "$ROOT/kubebuilder-demo/go.mod" ] && [ -f "$ROOT/operator-demo/go.mod" ]; then
+  echo ">> CustomPod is the same in kubebuilder-demo and operator-demo"
+  "$ROOT/scripts/compare-scaffolds.sh" >/dev/null || { echo "scripts/compare-scaffolds.sh: the CustomPod API or controller differs (run it to see how)" >&2; rc=1; }
+fi
 
 if [ $rc -ne 0 ]; then
   echo "verify: FAILED" >&2
