@@ -152,14 +152,17 @@ func TestCustomPodValidation(t *testing.T) {
 	})
 }
 
-// TestCustomPodDefaults checks that replicas defaults to 1, with or without a spec.
+// TestCustomPodDefaults checks that replicas defaults to 1 in an empty spec,
+// and that a CustomPod without a spec is refused (as kubebuilder's is).
 func TestCustomPodDefaults(t *testing.T) {
 	cfg := apiServer.Config(t)
 	client := dynamic.NewForConfigOrDie(cfg)
 	ns := newNamespace(t, cfg)
+	if _, err := create(t, client, customPods, ns, customPod("no-spec", "")); err == nil || !strings.Contains(err.Error(), "spec: Required value") {
+		t.Errorf("no spec: want \"spec: Required value\", got %v", err)
+	}
 	for name, manifest := range map[string]string{
 		"empty-spec": customPod("empty-spec", "spec: {}"),
-		"no-spec":    customPod("no-spec", ""),
 	} {
 		obj, err := create(t, client, customPods, ns, manifest)
 		if err != nil {
