@@ -47,6 +47,10 @@ for m in $(modules); do
   fi
 done
 
+# Every code excerpt in docs/ must match the source it is pulled from.
+echo ">> docs: excerpts match their sources"
+"$ROOT/scripts/excerpts.sh" -check || rc=1
+
 # kubebuilder-demo and operator-demo hold the same CustomPod: only what
 # operator-sdk adds may differ.
 if [ -f "$ROOT/kubebuilder-demo/go.mod" ] && [ -f "$ROOT/operator-demo/go.mod" ]; then

@@ -1,0 +1,416 @@
+// Command compare measures the three CustomPod implementations and writes
+// the table of docs/comparison.md, between its compare:begin and
+// compare:end markers. scripts/compare.sh runs it.
+//
+//	compare [-root DIR] [-runs 3] [-doc docs/comparison.md] [-stdout]
+//
+// It needs a cluster in KUBECONFIG (make cluster-up) and the tools in bin/.
+// What it counts and how it measures is written in the table's notes.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"example.com/k8s-demo/e2e/cluster"
+)
+
+// impl is one implementation of CustomPod and the files that make it.
+type impl struct {
+	name, dir string
+	// pkg is the main package of its controller, relative to dir.
+	pkg string
+	// args run it in one namespace (appended: the namespace).
+	args func(ns string) []string
+	// started matches the log line that says the CustomPod workers run.
+	started *regexp.Regexp
+	// include says whether a file (relative to dir) belongs to CustomPod.
+	include func(path string) bool
+	// edit lists the files a developer writes or edits (the rest of the
+	// non-generated files are scaffolding, kept as the CLI wrote it).
+	edit []string
+}
+
+var impls = []impl{
+	{
+		name: "client-go", dir: "crd-demo", pkg: "./cmd/custompod-controller",
+		args:    func(ns string) []string { return []string{"--namespace", ns} },
+		started: regexp.MustCompile(`"Starting workers"`),
+		include: func(p string) bool {
+			switch {
+			case strings.HasPrefix(p, "pkg/apis/zhhnzw/"), strings.HasPrefix(p, "pkg/custompod/"),
+				strings.HasPrefix(p, "cmd/custompod-controller/"), strings.HasPrefix(p, "internal/kubeconfig/"),
+				p == "crd/custompod.yaml", p == "config/rbac/custompod-controller.yaml", p == "example/example-custompod.yaml",
+				strings.HasPrefix(p, "hack/"), p == "go.mod", p == "Makefile":
+				return true
+			case strings.HasPrefix(p, "pkg/client/"):
+				return !strings.Contains(p, "samplecrd")
+			}
+			return false
+		},
+		edit: nil, // every non-generated file is written by hand
+	},
+	{
+		name: "kubebuilder", dir: "kubebuilder-demo", pkg: "./cmd",
+		args:    func(ns string) []string { return []string{"--namespace", ns, "--health-probe-bind-address=0"} },
+		started: regexp.MustCompile(`Starting workers.*"controller": "custompod"`),
+		include: func(p string) bool { return true },
+		edit:    []string{"api/v1/custompod_types.go", "internal/controller/custompod_controller.go", "cmd/main.go", "config/samples/zhhnzw_v1_custompod.yaml"},
+	},
+	{
+		name: "operator-sdk", dir: "operator-demo", pkg: "./cmd",
+		args:    func(ns string) []string { return []string{"--namespace", ns, "--health-probe-bind-address=0"} },
+		started: regexp.MustCompile(`Starting workers.*"controller": "custompod"`),
+		include: func(p string) bool {
+			for _, other := range []string{"podset", "vpc", "/apps/", "/network/", "apps_", "network_", "apps.mock.com", "network.mock.com", "hack/bundle/"} {
+				if strings.Contains(p, other) {
+					return false
+				}
+			}
+			return true
+		},
+		edit: []string{"api/zhhnzw/v1/custompod_types.go", "internal/controller/zhhnzw/custompod_controller.go", "cmd/main.go", "config/samples/zhhnzw_v1_custompod.yaml"},
+	},
+}
+
+// result is what was measured of one implementation.
+type result struct {
+	goEdit, goScaffold, goGen, yamlHand, yamlGen, otherLines int
+	files, testFiles                                         int
+	direct, linked                                           int
+	binSize                                                  int64
+	startup                                                  []time.Duration
+	rssKB                                                    int
+}
+
+func main() {
+	rootFlag := flag.String("root", "", "the repository root (default: found from the working directory)")
+	runs := flag.Int("runs", 3, "start each controller this many times; the table shows the median start-up")
+	doc := flag.String("doc", "docs/comparison.md", "the markdown file to write the table into, relative to the root")
+	stdout := flag.Bool("stdout", false, "print the table instead of writing it into the doc")
+	flag.Parse()
+	root := *rootFlag
+	if root == "" {
+		wd, _ := os.Getwd()
+		r, err := cluster.FindRoot(wd)
+		if err != nil {
+			fail(err)
+		}
+		root = r
+	}
+	if os.Getenv("KUBECONFIG") == "" {
+		fail(fmt.Errorf("KUBECONFIG is not set: make cluster-up && export KUBECONFIG=$(make -s kubeconfig)"))
+	}
+	bin := filepath.Join(root, "bin")
+	kubectl := func(args ...string) (string, error) {
+		out, err := exec.Command(filepath.Join(bin, "kubectl"), args...).CombinedOutput()
+		if err != nil {
+			return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out), nil
+	}
+
+	// The CRDs: operator-demo's kustomization has CustomPod's and its two others.
+	crds, err := exec.Command(filepath.Join(bin, "kustomize"), "build", filepath.Join(root, "operator-demo", "config", "crd")).Output()
+	if err != nil {
+		fail(fmt.Errorf("kustomize build operator-demo/config/crd: %w", err))
+	}
+	cmd := exec.Command(filepath.Join(bin, "kubectl"), "apply", "-f", "-")
+	cmd.Stdin = bytes.NewReader(crds)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fail(fmt.Errorf("applying the CRDs: %v\n%s", err, out))
+	}
+	if _, err := kubectl("wait", "--for=condition=Established", "crd/custompods.zhhnzw.mock.com", "--timeout=60s"); err != nil {
+		fail(err)
+	}
+
+	tmp, err := os.MkdirTemp("", "compare-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(tmp)
+
+	results := make([]result, len(impls))
+	for i, im := range impls {
+		fmt.Fprintf(os.Stderr, "== %s (%s)\n", im.name, im.dir)
+		r := &results[i]
+		dir := filepath.Join(root, im.dir)
+		if err := countFiles(dir, im, r); err != nil {
+			fail(err)
+		}
+		out, err := goCmd(dir, "list", "-m", "-f", "{{if not (or .Main .Indirect)}}{{.Path}}{{end}}", "all")
+		if err != nil {
+			fail(err)
+		}
+		r.direct = len(strings.Fields(out))
+		binary := filepath.Join(tmp, im.name)
+		if _, err := goCmd(dir, "build", "-o", binary, im.pkg); err != nil {
+			fail(err)
+		}
+		st, _ := os.Stat(binary)
+		r.binSize = st.Size()
+		out, err = goCmd(dir, "version", "-m", binary)
+		if err != nil {
+			fail(err)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == "dep" {
+				r.linked++
+			}
+		}
+		for run := 0; run < *runs; run++ {
+			ns := fmt.Sprintf("compare-%s-%d-%d", im.name, os.Getpid(), run)
+			if _, err := kubectl("create", "namespace", ns); err != nil {
+				fail(err)
+			}
+			d, rss, err := measure(kubectl, binary, im, ns, run == *runs-1, filepath.Join(tmp, fmt.Sprintf("%s-%d.log", im.name, run)))
+			_, _ = kubectl("delete", "namespace", ns, "--wait=false")
+			if err != nil {
+				fail(fmt.Errorf("%s: %w", im.name, err))
+			}
+			r.startup = append(r.startup, d)
+			if rss > 0 {
+				r.rssKB = rss
+			}
+			fmt.Fprintf(os.Stderr, "   run %d: started workers after %s\n", run+1, d.Round(time.Millisecond))
+		}
+	}
+
+	table := render(results, *runs)
+	if *stdout {
+		fmt.Print(table)
+		return
+	}
+	path := filepath.Join(root, *doc)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fail(err)
+	}
+	const begin, end = "<!-- compare:begin -->", "<!-- compare:end -->"
+	s := string(b)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		fail(fmt.Errorf("%s has no %s ... %s markers", path, begin, end))
+	}
+	s = s[:i+len(begin)] + "\n" + table + s[j:]
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "wrote the table into %s\n", path)
+}
+
+// measure starts the controller in namespace ns, times it to its "started
+// workers" line and, when workload is set, scales a CustomPod 0 → 3 → 1 and
+// reads the process's peak RSS (VmHWM).
+func measure(kubectl func(...string) (string, error), binary string, im impl, ns string, workload bool, logPath string) (time.Duration, int, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer log.Close()
+	cmd := exec.Command(binary, im.args(ns)...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}()
+	var startup time.Duration
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(logPath)
+		if im.started.Match(b) {
+			startup = time.Since(start)
+			break
+		}
+		select {
+		case err := <-done:
+			return 0, 0, fmt.Errorf("exited before starting its workers (%v):\n%s", err, b)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("no %q in its log after 60s:\n%s", im.started, b)
+		}
+	}
+	if !workload {
+		return startup, 0, nil
+	}
+	sample := "apiVersion: zhhnzw.mock.com/v1\nkind: CustomPod\nmetadata:\n  name: compare\nspec:\n  replicas: 3\n"
+	if _, err := kubectlStdin(kubectl, sample, ns); err != nil {
+		return 0, 0, err
+	}
+	if _, err := kubectl("wait", "-n", ns, "custompod/compare", "--for=jsonpath={.status.replicas}=3", "--timeout=60s"); err != nil {
+		return 0, 0, err
+	}
+	if _, err := kubectl("scale", "-n", ns, "custompod/compare", "--replicas=1"); err != nil {
+		return 0, 0, err
+	}
+	if _, err := kubectl("wait", "-n", ns, "custompod/compare", "--for=jsonpath={.status.replicas}=1", "--timeout=60s"); err != nil {
+		return 0, 0, err
+	}
+	rss, err := vmHWM(cmd.Process.Pid)
+	return startup, rss, err
+}
+
+// kubectlStdin applies a manifest given as a string.
+func kubectlStdin(kubectl func(...string) (string, error), manifest, ns string) (string, error) {
+	f, err := os.CreateTemp("", "compare-*.yaml")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(manifest); err != nil {
+		return "", err
+	}
+	f.Close()
+	return kubectl("apply", "-n", ns, "-f", f.Name())
+}
+
+// vmHWM is the peak resident set size of a process, in kB.
+func vmHWM(pid int) (int, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+var generatedRe = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+
+// countFiles counts the implementation's files and their non-blank lines.
+func countFiles(dir string, im impl, r *result) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if d.IsDir() {
+			if rel == "bin" || rel == "dist" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") || strings.HasSuffix(rel, ".out") || rel == "go.sum" || !im.include(rel) {
+			return nil
+		}
+		// Tests (and the e2e scaffolding) are counted apart.
+		if strings.HasSuffix(rel, "_test.go") || strings.HasPrefix(rel, "test/") {
+			r.testFiles++
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.TrimSpace(l) != "" {
+				n++
+			}
+		}
+		r.files++
+		generated := generatedRe.Match(b) || strings.HasPrefix(rel, "config/crd/bases/") || rel == "config/rbac/role.yaml" ||
+			strings.HasPrefix(rel, "bundle/")
+		switch ext := filepath.Ext(rel); {
+		case ext == ".go" && generated:
+			r.goGen += n
+		case ext == ".go" && (im.edit == nil || slices.Contains(im.edit, rel)):
+			r.goEdit += n
+		case ext == ".go":
+			r.goScaffold += n
+		case (ext == ".yaml" || ext == ".yml") && generated:
+			r.yamlGen += n
+		case ext == ".yaml" || ext == ".yml":
+			r.yamlHand += n
+		default:
+			r.otherLines += n
+		}
+		return nil
+	})
+}
+
+func render(rs []result, runs int) string {
+	var b strings.Builder
+	row := func(label string, f func(r result) string) {
+		fmt.Fprintf(&b, "| %s |", label)
+		for _, r := range rs {
+			fmt.Fprintf(&b, " %s |", f(r))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| | client-go (crd-demo) | kubebuilder (kubebuilder-demo) | operator-sdk (operator-demo) |\n|---|--:|--:|--:|\n")
+	row("Go lines you write or edit", func(r result) string { return strconv.Itoa(r.goEdit) })
+	row("Go lines scaffolded, kept as generated", func(r result) string { return strconv.Itoa(r.goScaffold) })
+	row("Go lines generated (`DO NOT EDIT`)", func(r result) string { return strconv.Itoa(r.goGen) })
+	row("YAML lines, written or scaffolded", func(r result) string { return strconv.Itoa(r.yamlHand) })
+	row("YAML lines generated (CRD, RBAC, bundle)", func(r result) string { return strconv.Itoa(r.yamlGen) })
+	row("Other lines (Makefile, Dockerfile, scripts, …)", func(r result) string { return strconv.Itoa(r.otherLines) })
+	row("Files (and test files)", func(r result) string { return fmt.Sprintf("%d (%d)", r.files, r.testFiles) })
+	row("Direct dependencies in go.mod", func(r result) string { return strconv.Itoa(r.direct) })
+	row("Modules linked into the binary", func(r result) string { return strconv.Itoa(r.linked) })
+	row("Binary size", func(r result) string { return fmt.Sprintf("%.1f MB", float64(r.binSize)/1e6) })
+	row(fmt.Sprintf("Start-up to \"Starting workers\" (median of %d)", runs), func(r result) string {
+		d := slices.Clone(r.startup)
+		slices.Sort(d)
+		return fmt.Sprintf("%d ms", d[len(d)/2].Milliseconds())
+	})
+	row("Peak RSS, scaling 3 → 1", func(r result) string { return fmt.Sprintf("%.1f MB", float64(r.rssKB)/1024) })
+	goVersion, _ := exec.Command("go", "env", "GOVERSION").Output()
+	fmt.Fprintf(&b, "\nMeasured %s by `scripts/compare.sh` (%s, %s/%s, %d CPUs, kwok cluster).\n",
+		time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(goVersion)), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	return b.String()
+}
+
+func goCmd(dir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		return "", fmt.Errorf("go %s in %s: %w\n%s", strings.Join(args, " "), dir, err, msg)
+	}
+	return string(out), nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "compare:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,255 @@
+// Package docs keeps the tutorial in docs/ honest. Two conventions tie the
+// markdown to the code:
+//
+// Excerpts. A fenced block directly preceded by an excerpt comment holds a
+// copy of part of a source file, which the excerpts command
+// (e2e/cmd/excerpts, `scripts/excerpts.sh -check` or `-update`) compares
+// with, or rewrites from, the source:
+//
+//	<!-- excerpt: crd-demo/controller.go from "^func \(c \*Controller\) processNextWorkItem" to "^}" -->
+//	<!-- excerpt: e2e/docs/gvk_test.go#discovery -->
+//	<!-- excerpt: crd-demo/example/example-network.yaml -->
+//
+// The first form takes the one line that matches the first regular
+// expression (it is an error if none or several do) through the first line
+// after it that matches the second. The second takes the lines between
+// "+docs:begin NAME" and "+docs:end NAME" comments in the source. The third
+// takes the whole file. Paths are relative to the repository root.
+//
+// Runnable blocks. A shell block whose info string is "sh runnable", or that
+// is directly preceded by a runnable comment, is run against a cluster by
+// TestDocs, in order, one subtest per markdown file:
+//
+//	<!-- runnable dir=crd-demo -->
+//	<!-- runnable dir=crd-demo background=controller ready="Started workers" -->
+//	<!-- runnable fails expect="must be an address inside cidr" -->
+//	<!-- runnable-stop controller -->
+//
+// See Options for what each setting does.
+package docs
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Block is a fenced code block of a markdown file.
+type Block struct {
+	// Info is the fence's info string ("sh", "sh runnable dir=x", "go").
+	Info string
+	// Directive is the HTML comment on the line just before the fence
+	// (without "<!--" and "-->"), or "".
+	Directive string
+	// Fence is the line index (0-based) of the opening fence; the content
+	// is lines Fence+1 up to, not including, Close.
+	Fence, Close int
+	// Content is the block's text, one string per line.
+	Content []string
+}
+
+// Lang is the first word of the info string.
+func (b Block) Lang() string {
+	f := strings.Fields(b.Info)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// Doc is a parsed markdown file.
+type Doc struct {
+	Path  string
+	Lines []string
+	// Blocks are the fenced blocks, in order.
+	Blocks []Block
+	// Stops are runnable-stop directives outside any block: the line index
+	// and the name of the background process to stop there.
+	Stops []Stop
+}
+
+// Stop is a `<!-- runnable-stop NAME -->` line.
+type Stop struct {
+	Line int
+	Name string
+}
+
+var (
+	fenceRe     = regexp.MustCompile("^(\\s{0,3})(`{3,}|~{3,})(.*)$")
+	directiveRe = regexp.MustCompile(`^\s*<!--\s*(.*?)\s*-->\s*$`)
+)
+
+// ReadDoc reads and parses a markdown file.
+func ReadDoc(path string) (*Doc, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDoc(path, string(b))
+}
+
+// ParseDoc parses markdown text: its fenced blocks and the directives before them.
+func ParseDoc(path, text string) (*Doc, error) {
+	d := &Doc{Path: path, Lines: strings.Split(text, "\n")}
+	for i := 0; i < len(d.Lines); i++ {
+		line := d.Lines[i]
+		if m := directiveRe.FindStringSubmatch(line); m != nil && strings.HasPrefix(m[1], "runnable-stop") {
+			name := strings.TrimSpace(strings.TrimPrefix(m[1], "runnable-stop"))
+			if name == "" {
+				return nil, fmt.Errorf("%s:%d: runnable-stop needs the name of a background block", path, i+1)
+			}
+			d.Stops = append(d.Stops, Stop{Line: i, Name: name})
+			continue
+		}
+		m := fenceRe.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		fence := m[2]
+		b := Block{Info: strings.TrimSpace(m[3]), Fence: i, Close: -1}
+		if i > 0 {
+			if dm := directiveRe.FindStringSubmatch(d.Lines[i-1]); dm != nil {
+				b.Directive = dm[1]
+			}
+		}
+		for j := i + 1; j < len(d.Lines); j++ {
+			t := strings.TrimSpace(d.Lines[j])
+			if strings.HasPrefix(t, fence[:1]) && strings.Trim(t, fence[:1]) == "" && len(t) >= len(fence) {
+				b.Close = j
+				break
+			}
+			b.Content = append(b.Content, d.Lines[j])
+		}
+		if b.Close < 0 {
+			return nil, fmt.Errorf("%s:%d: code block never closed", path, i+1)
+		}
+		d.Blocks = append(d.Blocks, b)
+		i = b.Close
+	}
+	return d, nil
+}
+
+// Options are the settings of a runnable block, from its directive (or the
+// info string after "runnable"):
+//
+//	dir=PATH        run in PATH, relative to the repository root (default: the root)
+//	background=NAME start the block and go on; it runs until a runnable-stop
+//	                NAME directive or the end of the file
+//	ready=REGEXP    (background) wait until its output matches REGEXP
+//	fails           the block must exit non-zero
+//	expect=REGEXP   its output (stdout and stderr) must match REGEXP
+//	timeout=DUR     give up after DUR (default 2m; for background, the wait for ready)
+type Options struct {
+	Dir        string
+	Background string
+	Ready      *regexp.Regexp
+	Fails      bool
+	Expect     *regexp.Regexp
+	Timeout    time.Duration
+}
+
+// Runnable reports whether b is a runnable block, and its options.
+func (b Block) Runnable() (bool, Options, error) {
+	var rest string
+	switch {
+	case strings.HasPrefix(b.Directive, "runnable") && !strings.HasPrefix(b.Directive, "runnable-stop"):
+		rest = strings.TrimPrefix(b.Directive, "runnable")
+	case len(strings.Fields(b.Info)) > 1 && strings.Fields(b.Info)[1] == "runnable":
+		rest = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(b.Info, b.Lang())), "runnable"))
+	default:
+		return false, Options{}, nil
+	}
+	o := Options{Timeout: 2 * time.Minute}
+	words, err := splitWords(rest)
+	if err != nil {
+		return true, o, err
+	}
+	for _, w := range words {
+		k, v, hasValue := strings.Cut(w, "=")
+		var err error
+		switch {
+		case k == "dir" && hasValue:
+			o.Dir = v
+		case k == "background" && hasValue:
+			o.Background = v
+		case k == "ready" && hasValue:
+			o.Ready, err = regexp.Compile(v)
+		case k == "expect" && hasValue:
+			o.Expect, err = regexp.Compile(v)
+		case k == "timeout" && hasValue:
+			o.Timeout, err = time.ParseDuration(v)
+		case k == "fails" && !hasValue:
+			o.Fails = true
+		default:
+			err = fmt.Errorf("unknown runnable setting %q", w)
+		}
+		if err != nil {
+			return true, o, fmt.Errorf("block at line %d: %w", b.Fence+1, err)
+		}
+	}
+	if o.Ready != nil && o.Background == "" {
+		return true, o, fmt.Errorf("block at line %d: ready= needs background=", b.Fence+1)
+	}
+	return true, o, nil
+}
+
+// splitWords splits on spaces, keeping "double-quoted strings" whole (their
+// quotes removed; \" stands for a quote, every other backslash is kept, so
+// that regular expressions need no double escaping).
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord, inQuote := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inQuote && c == '\\' && i+1 < len(s) && s[i+1] == '"':
+			cur.WriteByte('"')
+			i++
+		case c == '"':
+			inQuote = !inQuote
+			inWord = true
+		case !inQuote && (c == ' ' || c == '\t'):
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inQuote {
+		return nil, fmt.Errorf("unclosed quote in %q", s)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// unquoteRegexp reads a leading "quoted" regular expression from s, as
+// splitWords does, and returns it and the rest of s.
+func unquoteRegexp(s string) (string, string, error) {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, `"`) {
+		return "", "", fmt.Errorf("expected a double-quoted regular expression at %q", s)
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '"':
+			b.WriteByte('"')
+			i++
+		case s[i] == '"':
+			return b.String(), s[i+1:], nil
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return "", "", fmt.Errorf("unclosed quote in %s", strconv.Quote(s))
+}
