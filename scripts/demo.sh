@@ -25,11 +25,12 @@ run() {
   fi
 }
 
-# wait_for "what" seconds command args...: retries a command until it succeeds.
+# wait_for "what" seconds command args...: retries a check until it succeeds,
+# then shows its output. The check itself is plumbing, so it is not printed.
 wait_for() {
   local what=$1 secs=$2 i
   shift 2
-  printf '\033[36m$ %s\033[0m   (until %s, at most %ss)\n' "$*" "$what" "$secs"
+  printf '\033[36m... waiting until %s (at most %ss)\033[0m\n' "$what" "$secs"
   for ((i = 0; i < secs * 2; i++)); do
     if out=$("$@" 2>&1); then
       echo "$out"
