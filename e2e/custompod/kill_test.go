@@ -1,0 +1,68 @@
+package custompod
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"example.com/k8s-demo/e2e/harness"
+)
+
+// binaries run each implementation's controller from a build, not through
+// `make run`, so that it can be killed and restarted in a second.
+var binaries = map[string]struct {
+	dir, pkg, name string
+	args           []string
+}{
+	"client-go":    {"crd-demo", "./cmd/custompod-controller", "custompod-controller", nil},
+	"kubebuilder":  {"kubebuilder-demo", "./cmd", "manager", []string{"--health-probe-bind-address=0"}},
+	"operator-sdk": {"operator-demo", "./cmd", "manager", []string{"--health-probe-bind-address=0"}},
+}
+
+// TestCustomPodSurvivesKills kills each controller with SIGKILL (no clean-up
+// runs, as in a crash or an OOM kill) at random moments of scale-ups and
+// scale-downs, restarts it, and checks that it converges to exactly
+// spec.replicas with a true status.
+func TestCustomPodSurvivesKills(t *testing.T) {
+	for _, impl := range implementations {
+		t.Run(impl.name, func(t *testing.T) {
+			h := harness.New(t)
+			h.Track("custompod/custompod-sample")
+			role := impl.install(h)
+			b := binaries[impl.name]
+			ctrl := h.Start(harness.ProcessSpec{Name: "controller", Path: h.Build(b.dir, b.pkg, b.name),
+				Args: append([]string{"--namespace", h.Namespace}, b.args...),
+				Env:  []string{"KUBECONFIG=" + h.KubeconfigAs("controller", role)}})
+			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+			waitForPods(h, "custompod-sample", 1)
+
+			seed := time.Now().UnixNano()
+			t.Logf("random seed %d", seed)
+			rnd := rand.New(rand.NewPCG(uint64(seed), 0))
+			for round, replicas := range []int{5, 1, 4, 0, 3} {
+				h.Kubectl("scale", "custompod/custompod-sample", fmt.Sprintf("--replicas=%d", replicas))
+				// Somewhere in the middle of the controller's work.
+				time.Sleep(time.Duration(rnd.IntN(400)) * time.Millisecond)
+				if err := ctrl.Kill(); err != nil {
+					t.Fatal(err)
+				}
+				if err := ctrl.Restart(); err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+			waitForPods(h, "custompod-sample", 3)
+			// At rest it stays at exactly 3: nothing left over from the kills.
+			time.Sleep(2 * time.Second)
+			live := 0
+			for _, p := range ownedPods(h, "custompod-sample") {
+				if p.DeletionTimestamp == nil {
+					live++
+				}
+			}
+			if live != 3 {
+				t.Errorf("after the kills it settled, then drifted to %d pods, want 3", live)
+			}
+		})
+	}
+}
