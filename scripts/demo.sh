@@ -63,8 +63,12 @@ stop() {
   unset "bg_pids[$1]"
 }
 cleanup() {
-  local name
+  local rc=$? name
   for name in "${!bg_pids[@]}"; do stop "$name"; done
+  # KEEP=0 promises a torn-down cluster, also when a step failed.
+  if [ "$KEEP" = 0 ] && [ $rc -ne 0 ]; then
+    make -s -C "$ROOT" cluster-down CLUSTER="$CLUSTER" >/dev/null 2>&1
+  fi
 }
 trap cleanup EXIT
 

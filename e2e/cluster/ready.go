@@ -55,6 +55,29 @@ func WaitForNodes(ctx context.Context, kubeconfig string, want int, timeout time
 	return nil
 }
 
+// WaitForDefaultServiceAccount waits until the controller-manager has made
+// the default ServiceAccount of the default namespace: until then the API
+// server refuses pods there ("serviceaccount \"default\" not found").
+func WaitForDefaultServiceAccount(ctx context.Context, kubeconfig string, timeout time.Duration) error {
+	cs, err := Clientset(kubeconfig)
+	if err != nil {
+		return err
+	}
+	last := ""
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the default ServiceAccount: gave up after %s, last seen: %s", timeout, last)
+	}
+	return nil
+}
+
 func nodeReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

@@ -74,6 +74,15 @@ func NewWith(t testing.TB, env *Env) *H {
 		_ = env.Client.CoreV1().Namespaces().Delete(context.Background(), h.Namespace, metav1.DeleteOptions{})
 	})
 
+	// Pods are refused until the controller-manager has given the namespace
+	// its default ServiceAccount.
+	if err := Wait(ctx, "the default ServiceAccount of "+h.Namespace, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		_, err := env.Client.CoreV1().ServiceAccounts(h.Namespace).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, "", err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
 	h.Kubeconfig = filepath.Join(h.Dir, "kubeconfig")
 	if err := writeKubeconfig(env.Kubeconfig, h.Kubeconfig, h.Namespace); err != nil {
 		t.Fatal(err)
