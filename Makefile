@@ -21,6 +21,8 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard */go.mod))
 DEMOS := $(filter-out e2e tools,$(MODULES))
 
 CLUSTER_CLI := $(LOCALBIN)/e2e-cluster
+# The bench's kwok cluster: enough fake nodes that every pod is scheduled.
+BENCH_NODES ?= 4
 
 ##@ Getting started
 
@@ -74,6 +76,10 @@ kubeconfig: cluster-cli ## Print the cluster's kubeconfig path: export KUBECONFI
 .PHONY: e2e
 e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given; CLUSTER=kwok offline). Creates the cluster if needed and removes only what it created.
 	@cd e2e && CLUSTER=$(E2E_CLUSTER) $(CLUSTER_CLI) run -- go test -count=1 -p 1 -timeout 30m ./...
+
+.PHONY: bench
+bench: tools cluster-cli ## Measure the three approaches side by side on a kwok cluster of its own; writes docs/bench.md and docs/bench.png (BENCH_FLAGS=-h lists the options).
+	@cd e2e && CLUSTER=kwok CLUSTER_NAME=k8s-demo-bench CLUSTER_NODES=$(BENCH_NODES) $(CLUSTER_CLI) run -- go run ./cmd/bench $(BENCH_FLAGS)
 
 .PHONY: lint
 lint: ## Run golangci-lint on every module (builds it on first use).

@@ -19,17 +19,19 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"example.com/k8s-demo/crd-demo/internal/kubeconfig"
+	"example.com/k8s-demo/crd-demo/internal/leader"
 	"example.com/k8s-demo/crd-demo/pkg/backend"
 	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
 	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
 )
 
 var (
-	masterURL       string
-	kubeconfigPath  string
+	connection      kubeconfig.Flags
+	leaderElection  leader.Options
 	namespace       string
 	backendURL      string
 	workers         int
@@ -40,8 +42,8 @@ var (
 func main() {
 	// Flags are registered here, not in init(), so that tests of this
 	// package can link libraries that register flags of the same name.
-	flag.StringVar(&kubeconfigPath, "kubeconfig", "", "Path to a kubeconfig. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
-	flag.StringVar(&masterURL, "master", "", "The address of the Kubernetes API server. Overrides the one in the kubeconfig.")
+	connection.AddFlags(flag.CommandLine)
+	leaderElection.AddFlags(flag.CommandLine, "crd-demo-network-controller")
 	flag.StringVar(&namespace, "namespace", "", "Watch Networks in this namespace only. Default: all namespaces.")
 	flag.StringVar(&backendURL, "backend-url", "http://127.0.0.1:8090", "The network backend's address (see network-backend).")
 	flag.IntVar(&workers, "workers", 2, "How many Networks to sync at the same time.")
@@ -69,6 +71,12 @@ func checkFlags() error {
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
+	if err := connection.Check(); err != nil {
+		return err
+	}
+	if err := leaderElection.Check(); err != nil {
+		return err
+	}
 	if workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", workers)
 	}
@@ -79,10 +87,16 @@ func checkFlags() error {
 }
 
 func run(ctx context.Context) error {
-	cfg, err := kubeconfig.Load(masterURL, kubeconfigPath)
+	cfg, err := connection.Load()
 	if err != nil {
 		return err
 	}
+	return leader.Run(ctx, cfg, leaderElection, func(ctx context.Context) error { return runController(ctx, cfg) })
+}
+
+// runController builds the clients, informers and controller, and runs them
+// until ctx ends (or, with --leader-elect, the leader Lease is lost).
+func runController(ctx context.Context, cfg *rest.Config) error {
 
 	// Two clients: the standard one (for Events) and the generated one for
 	// our own API group.

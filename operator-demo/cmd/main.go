@@ -65,6 +65,9 @@ func main() {
 	var metricsCertPath, metricsCertName, metricsCertKey string
 	var webhookCertPath, webhookCertName, webhookCertKey string
 	var enableLeaderElection bool
+	var leaderElectionNamespace string
+	var kubeAPIQPS float64
+	var kubeAPIBurst int
 	var probeAddr string
 	var secureMetrics bool
 	var enableHTTP2 bool
@@ -89,6 +92,13 @@ func main() {
 		"If set, HTTP/2 will be enabled for the metrics and webhook servers")
 	// Not part of the scaffold: lets several implementations of the same CRD
 	// share one cluster, each managing its own namespace.
+	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
+		"The namespace of the leader election Lease (default: the pod's own; required outside a cluster).")
+	// controller-runtime's defaults; client-go alone would use 5 and 10.
+	flag.Float64Var(&kubeAPIQPS, "kube-api-qps", 20,
+		"Requests per second the manager may send to the API server, on average. Negative: no limit.")
+	flag.IntVar(&kubeAPIBurst, "kube-api-burst", 30,
+		"Requests the manager may send at once, above --kube-api-qps.")
 	flag.StringVar(&watchNamespace, "namespace", os.Getenv("WATCH_NAMESPACE"),
 		"If set, only custom resources (CustomPods, PodSets, Vpcs) and pods in this namespace are watched and managed "+
 			"(default $WATCH_NAMESPACE; empty means all namespaces).")
@@ -174,14 +184,19 @@ func main() {
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{watchNamespace: {}}
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  cacheOptions,
-		Metrics:                metricsServerOptions,
-		WebhookServer:          webhookServer,
-		HealthProbeBindAddress: probeAddr,
-		LeaderElection:         enableLeaderElection,
-		LeaderElectionID:       "3a306b98.mock.com",
+	restConfig := ctrl.GetConfigOrDie()
+	restConfig.QPS = float32(kubeAPIQPS)
+	restConfig.Burst = kubeAPIBurst
+
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   cacheOptions,
+		Metrics:                 metricsServerOptions,
+		WebhookServer:           webhookServer,
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          enableLeaderElection,
+		LeaderElectionNamespace: leaderElectionNamespace,
+		LeaderElectionID:        "3a306b98.mock.com",
 		// LeaderElectionReleaseOnCancel defines if the leader should step down voluntarily
 		// when the Manager ends. This requires the binary to immediately end when the
 		// Manager is stopped, otherwise, this setting is unsafe. Setting this significantly

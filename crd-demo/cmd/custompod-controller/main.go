@@ -20,25 +20,27 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"example.com/k8s-demo/crd-demo/internal/kubeconfig"
+	"example.com/k8s-demo/crd-demo/internal/leader"
 	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
 	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
 	"example.com/k8s-demo/crd-demo/pkg/custompod"
 )
 
 var (
-	masterURL      string
-	kubeconfigPath string
+	connection     kubeconfig.Flags
+	leaderElection leader.Options
 	namespace      string
 	workers        int
 	resyncPeriod   time.Duration
 )
 
 func main() {
-	flag.StringVar(&kubeconfigPath, "kubeconfig", "", "Path to a kubeconfig. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
-	flag.StringVar(&masterURL, "master", "", "The address of the Kubernetes API server. Overrides the one in the kubeconfig.")
+	connection.AddFlags(flag.CommandLine)
+	leaderElection.AddFlags(flag.CommandLine, "crd-demo-custompod-controller")
 	flag.StringVar(&namespace, "namespace", "", "Watch CustomPods (and their pods) in this namespace only. Default: all namespaces.")
 	flag.IntVar(&workers, "workers", 2, "How many CustomPods to sync at the same time.")
 	flag.DurationVar(&resyncPeriod, "resync", 30*time.Second, "How often the informers replay their caches as update events (they are ignored: see the ResourceVersion checks).")
@@ -61,6 +63,12 @@ func checkFlags() error {
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
+	if err := connection.Check(); err != nil {
+		return err
+	}
+	if err := leaderElection.Check(); err != nil {
+		return err
+	}
 	if workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", workers)
 	}
@@ -68,10 +76,16 @@ func checkFlags() error {
 }
 
 func run(ctx context.Context) error {
-	cfg, err := kubeconfig.Load(masterURL, kubeconfigPath)
+	cfg, err := connection.Load()
 	if err != nil {
 		return err
 	}
+	return leader.Run(ctx, cfg, leaderElection, func(ctx context.Context) error { return runController(ctx, cfg) })
+}
+
+// runController builds the clients, informers and controller, and runs them
+// until ctx ends (or, with --leader-elect, the leader Lease is lost).
+func runController(ctx context.Context, cfg *rest.Config) error {
 	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("building kubernetes clientset: %w", err)

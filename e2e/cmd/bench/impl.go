@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// kind is one custom resource the bench creates, and what converged means.
+type kind struct {
+	name string
+	gvr  schema.GroupVersionResource
+	// object is the i-th object the bench creates.
+	object func(i int) *unstructured.Unstructured
+	// converged says the controller has finished with the object.
+	converged func(u *unstructured.Unstructured) bool
+}
+
+var customPods = kind{
+	name: "CustomPod",
+	gvr:  schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v1", Resource: "custompods"},
+	object: func(i int) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "zhhnzw.mock.com/v1", "kind": "CustomPod",
+			"metadata": map[string]any{"name": fmt.Sprintf("cp-%05d", i)},
+			"spec":     map[string]any{"replicas": int64(3)},
+		}}
+	},
+	// status.replicas matches spec.replicas, and the Ready condition is True
+	// for the current generation: the status the three implementations share.
+	converged: func(u *unstructured.Unstructured) bool {
+		want, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		got, _, _ := unstructured.NestedInt64(u.Object, "status", "replicas")
+		return got == want && readyFor(u)
+	},
+}
+
+var networks = kind{
+	name: "Network",
+	gvr:  schema.GroupVersionResource{Group: "samplecrd.k8s.io", Version: "v1", Resource: "networks"},
+	object: func(i int) *unstructured.Unstructured {
+		// 10.x.y.0/24: distinct networks, valid for the CRD's rules.
+		cidr := fmt.Sprintf("10.%d.%d.0/24", i/256, i%256)
+		gw := fmt.Sprintf("10.%d.%d.1", i/256, i%256)
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "samplecrd.k8s.io/v1", "kind": "Network",
+			"metadata": map[string]any{"name": fmt.Sprintf("net-%05d", i)},
+			"spec":     map[string]any{"cidr": cidr, "gateway": gw},
+		}}
+	},
+	converged: func(u *unstructured.Unstructured) bool {
+		gen := u.GetGeneration()
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		return observed == gen && readyFor(u)
+	},
+}
+
+// readyFor: a Ready condition that is True and describes the current generation.
+func readyFor(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != "Ready" {
+			continue
+		}
+		g, _ := m["observedGeneration"].(int64)
+		if g == 0 {
+			// Network's condition may leave it to status.observedGeneration.
+			g = u.GetGeneration()
+		}
+		return m["status"] == "True" && g == u.GetGeneration()
+	}
+	return false
+}
+
+// implementation is one controller the bench measures, or the plain loop.
+type implementation struct {
+	name string
+	kind kind
+	// crds are applied before the run (relative to the repository root).
+	crds []string
+	// module and pkg are what `go build` makes the controller from; empty
+	// for the plain client-go loop, which is this binary itself.
+	module, pkg string
+	// args runs the controller on one namespace through kubeconfig.
+	args func(namespace, kubeconfig string, qps qpsSetting, backendURL string) []string
+	// defaultQPS is what the implementation uses when told nothing.
+	defaultQPS qpsSetting
+	// needsBackend starts crd-demo's network-backend beside it.
+	needsBackend bool
+	baseline     bool
+}
+
+// qpsSetting is client-go's client-side rate limit. A negative QPS is no limit.
+type qpsSetting struct {
+	QPS   float64
+	Burst int
+}
+
+func (q qpsSetting) String() string {
+	if q.QPS < 0 {
+		return "no limit"
+	}
+	return strconv.FormatFloat(q.QPS, 'f', -1, 64) + "/" + strconv.Itoa(q.Burst)
+}
+
+func (q qpsSetting) flags() []string {
+	return []string{"--kube-api-qps=" + strconv.FormatFloat(q.QPS, 'f', -1, 64), "--kube-api-burst=" + strconv.Itoa(q.Burst)}
+}
+
+var (
+	clientGoDefault          = qpsSetting{QPS: 5, Burst: 10}
+	controllerRuntimeDefault = qpsSetting{QPS: 20, Burst: 30}
+)
+
+func controllerRuntimeImpl(name, module string) implementation {
+	return implementation{
+		name:   name,
+		kind:   customPods,
+		crds:   []string{filepath.Join(module, "config/crd/bases/zhhnzw.mock.com_custompods.yaml")},
+		module: module, pkg: "./cmd",
+		args: func(ns, _ string, q qpsSetting, _ string) []string {
+			// controller-runtime reads $KUBECONFIG, which the bench sets.
+			return append([]string{"--namespace=" + ns,
+				"--health-probe-bind-address=0", "--metrics-bind-address=0", "--zap-log-level=info"}, q.flags()...)
+		},
+		defaultQPS: controllerRuntimeDefault,
+	}
+}
+
+var implementations = []implementation{
+	{
+		name:   "client-go",
+		kind:   customPods,
+		crds:   []string{"crd-demo/crd/custompod.yaml"},
+		module: "crd-demo", pkg: "./cmd/custompod-controller",
+		args: func(ns, kc string, q qpsSetting, _ string) []string {
+			return append([]string{"--kubeconfig=" + kc, "--namespace=" + ns}, q.flags()...)
+		},
+		defaultQPS: clientGoDefault,
+	},
+	controllerRuntimeImpl("kubebuilder", "kubebuilder-demo"),
+	controllerRuntimeImpl("operator-sdk", "operator-demo"),
+	{
+		name: "plain loop", kind: customPods, baseline: true,
+		crds:       []string{"crd-demo/crd/custompod.yaml"},
+		defaultQPS: clientGoDefault,
+	},
+	{
+		name:   "Network (client-go)",
+		kind:   networks,
+		crds:   []string{"crd-demo/crd/network.yaml"},
+		module: "crd-demo", pkg: ".",
+		args: func(ns, kc string, q qpsSetting, backendURL string) []string {
+			return append([]string{"--kubeconfig=" + kc, "--namespace=" + ns, "--backend-url=" + backendURL}, q.flags()...)
+		},
+		defaultQPS:   clientGoDefault,
+		needsBackend: true,
+	},
+	{
+		name: "Network plain loop", kind: networks, baseline: true, needsBackend: true,
+		crds:       []string{"crd-demo/crd/network.yaml"},
+		defaultQPS: clientGoDefault,
+	},
+}

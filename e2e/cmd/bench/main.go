@@ -1,0 +1,241 @@
+// Command bench is `make bench`: it measures the CustomPod controllers of the
+// three approaches (crd-demo's client-go controller, kubebuilder-demo and
+// operator-demo) and crd-demo's Network controller on one cluster, next to a
+// plain client-go loop that makes the same writes with no controller at all.
+//
+// For each, and each N, it creates N objects (CustomPods of 3 replicas, or
+// Networks) and measures the time to full convergence, each object's time
+// from creation to converged (p50, p99), the API requests the controller
+// made (counted by a proxy in front of the API server), and the controller's
+// peak RSS and CPU time. Then the same at each implementation's default
+// client-side rate limit and with none, and the articles' scale 1 → 3 → 1.
+//
+// It prints a markdown table and writes it into docs/bench.md, with a chart
+// in docs/bench.png. Run it through `make bench`, which brings up the kwok
+// cluster and sets KUBECONFIG.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"example.com/k8s-demo/e2e/cluster"
+)
+
+func main() {
+	var (
+		sizes      = flag.String("n", "10,100,1000", "How many objects each run creates: a comma-separated list.")
+		qps        = flag.Float64("qps", 100, "The client-side rate limit every controller gets for the main table (requests per second).")
+		burst      = flag.Int("burst", 200, "The burst above -qps.")
+		qpsN       = flag.Int("qps-n", 100, "N for the table of rate limits (each implementation's default, -qps, none). 0 skips it.")
+		only       = flag.String("impl", "", "Run only these implementations (comma-separated names, as in the table). Default: all.")
+		rounds     = flag.Int("scale-rounds", 5, "Rounds of scale 1 → 3 → 1 per CustomPod controller. 0 skips them.")
+		timeout    = flag.Duration("timeout", 10*time.Minute, "How long one run may take to converge.")
+		mdPath     = flag.String("md", "docs/bench.md", "The markdown file whose generated section gets the tables (relative to the repository root). Empty: print only.")
+		pngPath    = flag.String("png", "docs/bench.png", "The chart to write (relative to the repository root). Empty: none.")
+		baseline   = flag.Bool("baseline", false, "Internal: run as the plain client-go loop.")
+		kindName   = flag.String("kind", "", "Internal, with -baseline: CustomPod or Network.")
+		namespace  = flag.String("namespace", "", "Internal, with -baseline.")
+		baseQPS    = flag.Float64("baseline-qps", 5, "Internal, with -baseline.")
+		baseBurst  = flag.Int("baseline-burst", 10, "Internal, with -baseline.")
+		backendURL = flag.String("backend-url", "", "Internal, with -baseline.")
+	)
+	flag.Parse()
+	if *baseline {
+		n, err := strconv.Atoi(*sizes)
+		if err != nil {
+			fail(2, fmt.Errorf("-baseline needs one -n, got %q", *sizes))
+		}
+		if err := runBaseline(*kindName, n, *namespace, qpsSetting{*baseQPS, *baseBurst}, *backendURL); err != nil {
+			fmt.Fprintln(os.Stderr, "plain loop:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ns, err := parseSizes(*sizes)
+	if err != nil {
+		fail(2, err)
+	}
+	if *burst < 1 || *qps == 0 {
+		fail(2, fmt.Errorf("-qps must not be 0 and -burst must be at least 1; got %v and %d", *qps, *burst))
+	}
+	mainQPS := qpsSetting{*qps, *burst}
+	impls, err := selectImpls(*only)
+	if err != nil {
+		fail(2, err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := newBench(*timeout)
+	if err != nil {
+		fail(1, err)
+	}
+	env := b.environment(ctx)
+	b.logf("%s", env)
+
+	started := time.Now()
+	var results []result
+	for _, im := range impls {
+		for _, n := range ns {
+			r, err := b.run(ctx, im, n, mainQPS)
+			if err != nil {
+				fail(1, err)
+			}
+			results = append(results, r)
+		}
+	}
+	var qpsResults []result
+	if *qpsN > 0 {
+		for _, im := range impls {
+			settings := []qpsSetting{im.defaultQPS, mainQPS, {QPS: -1, Burst: mainQPS.Burst}}
+			for _, q := range settings {
+				if i := slices.IndexFunc(results, func(r result) bool { return r.Impl == im.name && r.N == *qpsN && r.QPS == q }); i >= 0 {
+					qpsResults = append(qpsResults, results[i])
+					continue
+				}
+				r, err := b.run(ctx, im, *qpsN, q)
+				if err != nil {
+					fail(1, err)
+				}
+				qpsResults = append(qpsResults, r)
+			}
+		}
+	}
+	var scales []scaleResult
+	if *rounds > 0 {
+		for _, im := range impls {
+			if im.baseline || im.kind.name != customPods.name {
+				continue
+			}
+			s, err := b.scale(ctx, im, mainQPS, *rounds)
+			if err != nil {
+				fail(1, err)
+			}
+			scales = append(scales, s)
+		}
+	}
+
+	rep := report{Env: env, Main: mainQPS, Results: results, QPS: qpsResults, QPSN: *qpsN, Scales: scales, Took: time.Since(started)}
+	md := rep.markdown()
+	fmt.Println()
+	fmt.Println(md)
+	if *mdPath != "" {
+		p := b.path(*mdPath)
+		if err := replaceGenerated(p, md); err != nil {
+			fail(1, err)
+		}
+		b.logf("wrote %s", p)
+	}
+	if *pngPath != "" {
+		p := b.path(*pngPath)
+		if err := rep.chart(p); err != nil {
+			fail(1, err)
+		}
+		b.logf("wrote %s", p)
+	}
+}
+
+func fail(code int, err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(code)
+}
+
+func parseSizes(s string) ([]int, error) {
+	var ns []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-n: want positive whole numbers separated by commas, got %q", s)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+func selectImpls(only string) ([]implementation, error) {
+	if only == "" {
+		return implementations, nil
+	}
+	var out []implementation
+	for _, name := range strings.Split(only, ",") {
+		i := slices.IndexFunc(implementations, func(im implementation) bool { return im.name == strings.TrimSpace(name) })
+		if i < 0 {
+			var names []string
+			for _, im := range implementations {
+				names = append(names, im.name)
+			}
+			return nil, fmt.Errorf("-impl: no implementation %q; want some of %q", name, names)
+		}
+		out = append(out, implementations[i])
+	}
+	return out, nil
+}
+
+func newBench(timeout time.Duration) (*bench, error) {
+	wd, _ := os.Getwd()
+	root, err := cluster.FindRoot(wd)
+	if err != nil {
+		return nil, err
+	}
+	if os.Getenv("KUBECONFIG") == "" {
+		return nil, fmt.Errorf("KUBECONFIG is not set: run `make bench`, which starts the cluster, or point KUBECONFIG at one")
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	// The bench's own requests (creating objects, watching them) must not be
+	// what limits a run.
+	cfg.QPS, cfg.Burst = -1, 0
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	kubectl := filepath.Join(root, "bin", "kubectl")
+	if _, err := os.Stat(kubectl); err != nil {
+		return nil, fmt.Errorf("%s is missing: run `make tools`", kubectl)
+	}
+	return &bench{root: root, cfg: cfg, dyn: dyn, kube: kube, kubectl: kubectl,
+		work: filepath.Join(root, ".cache", "bench"), timeout: timeout, log: os.Stderr, built: map[string]string{}}, nil
+}
+
+// environment describes where the figures come from.
+func (b *bench) environment(ctx context.Context) string {
+	v := "unknown"
+	if sv, err := b.kube.Discovery().ServerVersion(); err == nil {
+		v = sv.GitVersion
+	}
+	nodes := "?"
+	if l, err := b.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		nodes = strconv.Itoa(len(l.Items))
+	}
+	return fmt.Sprintf("Kubernetes %s (%s), %s nodes; %s, %d CPUs, %s", v, os.Getenv("CLUSTER"), nodes, runtime.Version(), runtime.NumCPU(), time.Now().Format("2006-01-02"))
+}
+
+// path resolves p against the repository root unless it is absolute.
+func (b *bench) path(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(b.root, p)
+}

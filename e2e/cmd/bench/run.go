@@ -1,0 +1,571 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// bench holds what every run shares: the cluster and the built binaries.
+type bench struct {
+	root    string
+	cfg     *rest.Config // the bench's own client: no rate limit
+	dyn     dynamic.Interface
+	kube    kubernetes.Interface
+	kubectl string
+	work    string // .cache/bench
+	timeout time.Duration
+	log     io.Writer
+	seq     int
+
+	builtMu sync.Mutex
+	built   map[string]string
+}
+
+// result is one run: one implementation, N objects, one QPS setting.
+type result struct {
+	Impl     string
+	Kind     string
+	N        int
+	QPS      qpsSetting
+	Converge time.Duration // from the first object seen to the last converged
+	P50, P99 time.Duration // per object: seen → converged
+	Requests requestCounts // the controller's (or the loop's), watches apart
+	PeakRSS  uint64        // bytes
+	CPU      time.Duration // user + system
+	Deleted  time.Duration // Networks only: delete all → all gone from the backend
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "bench: "+format+"\n", args...)
+}
+
+// build compiles a controller the way a reader would (GOWORK=off, in its module).
+func (b *bench) build(module, pkg string) (string, error) {
+	b.builtMu.Lock()
+	defer b.builtMu.Unlock()
+	key := module + "|" + pkg
+	if p, ok := b.built[key]; ok {
+		return p, nil
+	}
+	out := filepath.Join(b.work, "bin", module+"-"+strings.Trim(strings.ReplaceAll(pkg, "/", "-"), ".-"))
+	start := time.Now()
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = filepath.Join(b.root, module)
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s in %s: %v\n%s", pkg, module, err, o)
+	}
+	b.logf("built %s %s in %s", module, pkg, time.Since(start).Round(time.Millisecond))
+	b.built[key] = out
+	return out, nil
+}
+
+func (b *bench) kubectlApply(files ...string) error {
+	args := []string{"apply"}
+	for _, f := range files {
+		args = append(args, "-f", filepath.Join(b.root, f))
+	}
+	if out, err := exec.Command(b.kubectl, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	args = []string{"wait", "--for=condition=Established", "--timeout=60s"}
+	for _, f := range files {
+		args = append(args, "-f", filepath.Join(b.root, f))
+	}
+	if out, err := exec.Command(b.kubectl, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// process is a controller, the plain loop or the network backend.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+func startProcess(name, logPath string, env []string, path string, args ...string) (*process, error) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); f.Close(); close(p.done) }()
+	return p, nil
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop asks politely (SIGTERM), then insists.
+func (p *process) stop() {
+	if p.exited() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// tail is the end of the process's log, for error messages.
+func (p *process) tail() string {
+	b, _ := os.ReadFile(p.log)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 15 {
+		lines = lines[len(lines)-15:]
+	}
+	return p.name + " log (" + p.log + "), last lines:\n  " + strings.Join(lines, "\n  ")
+}
+
+// usage reads the process's peak RSS and CPU time from /proc while it runs.
+func (p *process) usage() (rss uint64, cpu time.Duration, err error) {
+	pid := p.cmd.Process.Pid
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			rss = kb * 1024
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// The fields after the command name's closing parenthesis: state is the
+	// first, utime the 12th and stime the 13th, in clock ticks (100 a second).
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(f) < 13 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return rss, time.Duration(ut+st) * 10 * time.Millisecond, nil
+}
+
+// tracker watches the run's objects, as a reader with `kubectl get -w`
+// would, and notes when each was first seen and first converged.
+type tracker struct {
+	mu        sync.Mutex
+	seen      map[string]time.Time
+	converged map[string]time.Time
+	last      map[string]*unstructured.Unstructured
+	changed   chan struct{}
+}
+
+func (b *bench) track(ctx context.Context, k kind, ns string) (*tracker, error) {
+	t := &tracker{seen: map[string]time.Time{}, converged: map[string]time.Time{},
+		last: map[string]*unstructured.Unstructured{}, changed: make(chan struct{}, 1)}
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(b.dyn, 0, ns, nil)
+	inf := f.ForResource(k.gvr).Informer()
+	observe := func(obj any) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		now := time.Now()
+		t.mu.Lock()
+		if _, ok := t.seen[u.GetName()]; !ok {
+			t.seen[u.GetName()] = now
+		}
+		t.last[u.GetName()] = u
+		if _, ok := t.converged[u.GetName()]; !ok && k.converged(u) {
+			t.converged[u.GetName()] = now
+		}
+		t.mu.Unlock()
+		select {
+		case t.changed <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    observe,
+		UpdateFunc: func(_, obj any) { observe(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil, errors.New("the bench's own watch did not sync")
+	}
+	return t, nil
+}
+
+func (t *tracker) counts() (seen, converged int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.seen), len(t.converged)
+}
+
+// waitConverged waits until n objects have converged, or says which have not.
+func (t *tracker) waitConverged(ctx context.Context, n int, timeout time.Duration, progress func(seen, conv int), p *process) error {
+	deadline := time.After(timeout)
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		seen, conv := t.counts()
+		if conv >= n {
+			return nil
+		}
+		if p != nil && p.exited() {
+			return fmt.Errorf("%s exited (%v) with %d of %d converged\n%s", p.name, p.err, conv, n, p.tail())
+		}
+		select {
+		case <-t.changed:
+		case <-tick.C:
+			progress(seen, conv)
+		case <-deadline:
+			return fmt.Errorf("after %s, %d of %d objects converged (%d seen); one that did not: %s", timeout, conv, n, seen, t.oneNotConverged())
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (t *tracker) oneNotConverged() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for name, u := range t.last {
+		if _, ok := t.converged[name]; !ok {
+			status, _, _ := unstructured.NestedFieldNoCopy(u.Object, "status")
+			return fmt.Sprintf("%s (generation %d, status %v)", name, u.GetGeneration(), status)
+		}
+	}
+	return "(none seen)"
+}
+
+// latencies: the total time, from the first object seen to the last
+// converged, and each object's own time from seen to converged.
+func (t *tracker) latencies() (total time.Duration, each []time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var first, last time.Time
+	for name, c := range t.converged {
+		s := t.seen[name]
+		each = append(each, c.Sub(s))
+		if first.IsZero() || s.Before(first) {
+			first = s
+		}
+		if c.After(last) {
+			last = c
+		}
+	}
+	slices.Sort(each)
+	return last.Sub(first), each
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p+0.999999) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// stage is what a run stands on: the CRDs, a namespace of its own, and a
+// counting proxy with a kubeconfig that goes through it.
+type stage struct {
+	b          *bench
+	ns, dir    string
+	proxy      *countingProxy
+	kubeconfig string
+}
+
+func (b *bench) setUp(ctx context.Context, im implementation, label string) (*stage, error) {
+	b.seq++
+	st := &stage{b: b, ns: fmt.Sprintf("bench-%d-%s-%s", b.seq, slug(im.name), label)}
+	st.dir = filepath.Join(b.work, st.ns)
+	if err := os.MkdirAll(st.dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := b.kubectlApply(im.crds...); err != nil {
+		return nil, err
+	}
+	if _, err := b.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: st.ns}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	var err error
+	if st.proxy, err = startCountingProxy(b.cfg); err != nil {
+		return st, errors.Join(err, b.cleanup(ctx, st.ns))
+	}
+	st.kubeconfig = filepath.Join(st.dir, "kubeconfig")
+	if err := st.proxy.WriteKubeconfig(st.kubeconfig); err != nil {
+		return st, errors.Join(err, st.tearDown(ctx))
+	}
+	return st, nil
+}
+
+func (st *stage) tearDown(ctx context.Context) error {
+	if st.proxy != nil {
+		st.proxy.Close()
+	}
+	return st.b.cleanup(context.WithoutCancel(ctx), st.ns)
+}
+
+// run measures one implementation on n objects at one QPS setting.
+func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting) (res result, err error) {
+	res = result{Impl: im.name, Kind: im.kind.name, N: n, QPS: q}
+	b.seq++
+	b.logf("%s: %d %ss, QPS %s", im.name, n, im.kind.name, q)
+	st, err := b.setUp(ctx, im, strconv.Itoa(n))
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if cerr := st.tearDown(ctx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	ns, dir, proxy, kc := st.ns, st.dir, st.proxy, st.kubeconfig
+
+	var backendURL string
+	if im.needsBackend {
+		backend, url, err := b.startBackend(dir)
+		if err != nil {
+			return res, err
+		}
+		defer backend.stop()
+		backendURL = url
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t, err := b.track(runCtx, im.kind, ns)
+	if err != nil {
+		return res, err
+	}
+
+	var p *process
+	var before map[string]int
+	if im.baseline {
+		self, err := os.Executable()
+		if err != nil {
+			return res, err
+		}
+		args := []string{"-baseline", "-kind=" + im.kind.name, "-n=" + strconv.Itoa(n), "-namespace=" + ns,
+			"-baseline-qps=" + strconv.FormatFloat(q.QPS, 'f', -1, 64), "-baseline-burst=" + strconv.Itoa(q.Burst), "-backend-url=" + backendURL}
+		if p, err = startProcess(im.name, filepath.Join(dir, "loop.log"), []string{"KUBECONFIG=" + kc}, self, args...); err != nil {
+			return res, err
+		}
+		before = map[string]int{}
+	} else {
+		bin, err := b.build(im.module, im.pkg)
+		if err != nil {
+			return res, err
+		}
+		if p, err = startProcess(im.name, filepath.Join(dir, "controller.log"), []string{"KUBECONFIG=" + kc}, bin, im.args(ns, kc, q, backendURL)...); err != nil {
+			return res, err
+		}
+		// Create nothing until the controller watches: its start-up is not
+		// what is measured.
+		watch := "watch " + im.kind.gvr.Resource
+		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			if p.exited() {
+				return false, fmt.Errorf("%s exited (%v) before watching %s\n%s", im.name, p.err, im.kind.gvr.Resource, p.tail())
+			}
+			return proxy.Snapshot()[watch] > 0, nil
+		}); err != nil {
+			return res, fmt.Errorf("waiting for %s to watch %s: %w\n%s", im.name, im.kind.gvr.Resource, err, p.tail())
+		}
+		before = proxy.Snapshot()
+		if err := b.createAll(ctx, im.kind, ns, n); err != nil {
+			return res, err
+		}
+	}
+	defer p.stop()
+
+	if err := t.waitConverged(ctx, n, b.timeout, func(seen, conv int) {
+		b.logf("  %s: %d of %d converged (%d seen)", im.name, conv, n, seen)
+	}, p); err != nil {
+		return res, fmt.Errorf("%s: %w\n%s", im.name, err, p.tail())
+	}
+	res.Converge, _ = t.latencies()
+	_, each := t.latencies()
+	res.P50, res.P99 = percentile(each, 0.50), percentile(each, 0.99)
+
+	// Count what the controller still does once every object has converged
+	// (the events its own writes cause): wait until it goes quiet.
+	last, quietSince := proxy.Snapshot(), time.Now()
+	for time.Since(quietSince) < 2*time.Second && !p.exited() {
+		time.Sleep(250 * time.Millisecond)
+		now := proxy.Snapshot()
+		if diffCounts(now, last).Total() > 0 {
+			last, quietSince = now, time.Now()
+		}
+	}
+	res.Requests = diffCounts(proxy.Snapshot(), before)
+	if res.PeakRSS, res.CPU, err = p.usage(); err != nil {
+		return res, fmt.Errorf("reading %s's usage: %w", im.name, err)
+	}
+
+	if im.kind.name == customPods.name {
+		pods, err := b.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return res, err
+		}
+		if len(pods.Items) != 3*n {
+			return res, fmt.Errorf("%s: %d CustomPods of 3 replicas converged, but the namespace holds %d pods, not %d", im.name, n, len(pods.Items), 3*n)
+		}
+	}
+	if im.needsBackend {
+		// Deletions must reach the backend: delete every Network and wait
+		// until the backend holds none (the controller's finalizer at work;
+		// the plain loop deletes them itself).
+		start := time.Now()
+		if err := b.deleteNetworks(ctx, ns, backendURL, im.baseline, p); err != nil {
+			return res, err
+		}
+		res.Deleted = time.Since(start)
+	}
+	b.logf("  %s: %d converged in %s (p50 %s, p99 %s), %d requests (%d writes), peak RSS %.1f MB, CPU %s",
+		im.name, n, res.Converge.Round(time.Millisecond), res.P50.Round(time.Millisecond), res.P99.Round(time.Millisecond),
+		res.Requests.Total(), res.Requests.Writes(), float64(res.PeakRSS)/1e6, res.CPU)
+	b.logf("    requests: %s", res.Requests)
+	return res, nil
+}
+
+func slug(s string) string {
+	s = strings.ToLower(s)
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else if b.Len() > 0 && !strings.HasSuffix(b.String(), "-") {
+			b.WriteByte('-')
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
+// createAll creates the objects as fast as the API server takes them.
+func (b *bench) createAll(ctx context.Context, k kind, ns string, n int) error {
+	jobs := make(chan int)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range jobs {
+				if _, err := b.dyn.Resource(k.gvr).Namespace(ns).Create(ctx, k.object(i), metav1.CreateOptions{}); err != nil {
+					select {
+					case errs <- fmt.Errorf("creating %s %d: %w", k.name, i, err):
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+func (b *bench) startBackend(dir string) (*process, string, error) {
+	bin, err := b.build("crd-demo", "./cmd/network-backend")
+	if err != nil {
+		return nil, "", err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	p, err := startProcess("network-backend", filepath.Join(dir, "backend.log"), nil, bin,
+		"--listen="+addr, "--state-file="+filepath.Join(dir, "backend.json"))
+	if err != nil {
+		return nil, "", err
+	}
+	url := "http://" + addr
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		r, err := http.Get(url + "/healthz")
+		if err != nil {
+			return false, nil
+		}
+		r.Body.Close()
+		return r.StatusCode == http.StatusOK, nil
+	}); err != nil {
+		p.stop()
+		return nil, "", fmt.Errorf("network-backend did not answer on %s: %w\n%s", url, err, p.tail())
+	}
+	return p, url, nil
+}
+
+// cleanup removes a run's namespace at once: its pods are force-deleted
+// (kwok's fake kubelet would otherwise take its time), then the namespace.
+func (b *bench) cleanup(ctx context.Context, ns string) error {
+	zero := int64(0)
+	_ = b.kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+	for _, gvr := range []kind{customPods, networks} {
+		list, err := b.dyn.Resource(gvr.gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
+		// Whatever is left of a failed run: let it go without its controller.
+		for _, u := range list.Items {
+			if len(u.GetFinalizers()) > 0 {
+				_, _ = b.dyn.Resource(gvr.gvr).Namespace(ns).Patch(ctx, u.GetName(), types.MergePatchType,
+					[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+			}
+		}
+	}
+	if err := b.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := b.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
