@@ -69,6 +69,13 @@ const DefaultName = "k8s-demo"
 var Providers = []string{"kwok", "kind", "existing"}
 
 // New returns the provider called name.
+// ControlPlane is a provider that can stop its cluster's API server and start
+// it again, state kept: what the robustness suite's outage test needs.
+type ControlPlane interface {
+	StopControlPlane(ctx context.Context) error
+	StartControlPlane(ctx context.Context) error
+}
+
 func New(name string, o Options) (Provider, error) {
 	if o.Name == "" {
 		o.Name = DefaultName

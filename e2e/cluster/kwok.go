@@ -19,6 +19,8 @@ import (
 // the kubelet's work: pods are scheduled for real and marked Running.
 type kwok struct {
 	o Options
+	// stopped is the API server StopControlPlane stopped, to start again.
+	stopped *exec.Cmd
 }
 
 func newKwok(o Options) *kwok { return &kwok{o: o} }
@@ -196,4 +198,74 @@ func removeEmptyDirs(dir, top string) {
 	for strings.HasPrefix(dir, top) && os.Remove(dir) == nil && dir != top {
 		dir = filepath.Dir(dir)
 	}
+}
+
+// StopControlPlane kills the cluster's API server, as a crash or an outage
+// would (SIGKILL: a graceful stop drains watches for a minute): clients see
+// their connections cut, then refused until StartControlPlane. etcd, the controller-manager, the scheduler and kwok
+// keep running and must reconnect, like every other client.
+func (k *kwok) StopControlPlane(ctx context.Context) error {
+	pidFile := filepath.Join(k.clusterDir(), "pids", "kube-apiserver.pid")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return fmt.Errorf("kwok: the API server's pid file: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("kwok: %s holds %q, not a pid", pidFile, b)
+	}
+	// Note how kwokctl started it, to start it the same way.
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return fmt.Errorf("kwok: the API server (pid %d) is not running: %w", pid, err)
+	}
+	environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	dir, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	k.stopped = &exec.Cmd{
+		Args: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"),
+		Env:  strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00"), Dir: dir,
+	}
+	start := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kwok: stopping the API server (pid %d): %w", pid, err)
+	}
+	if err := waitForExit(ctx, map[string]int{"kube-apiserver": pid}, 30*time.Second); err != nil {
+		return err
+	}
+	progress(k.o.Log, start, "stopped the API server of kwok cluster %q (pid %d)", k.o.Name, pid)
+	return nil
+}
+
+// StartControlPlane starts the API server StopControlPlane stopped, with the
+// same command line, and returns once it serves again.
+func (k *kwok) StartControlPlane(ctx context.Context) error {
+	if k.stopped == nil {
+		return fmt.Errorf("kwok: StartControlPlane without StopControlPlane")
+	}
+	start := time.Now()
+	logFile, err := os.OpenFile(filepath.Join(k.clusterDir(), "logs", "kube-apiserver.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(k.stopped.Args[0], k.stopped.Args[1:]...)
+	cmd.Env, cmd.Dir = k.stopped.Env, k.stopped.Dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Its own session, as kwokctl starts it: it outlives this process, and
+	// `kwokctl delete cluster` finds it through the pid file.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("kwok: starting the API server again: %w", err)
+	}
+	go func() { _ = cmd.Wait() }()
+	pidFile := filepath.Join(k.clusterDir(), "pids", "kube-apiserver.pid")
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		return err
+	}
+	k.stopped = nil
+	if err := WaitForNodes(ctx, k.Kubeconfig(), k.o.Nodes, 2*time.Minute, k.o.Log); err != nil {
+		return err
+	}
+	progress(k.o.Log, start, "started the API server of kwok cluster %q again (pid %d)", k.o.Name, cmd.Process.Pid)
+	return nil
 }

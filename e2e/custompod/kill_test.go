@@ -29,18 +29,20 @@ func TestCustomPodSurvivesKills(t *testing.T) {
 		t.Run(impl.name, func(t *testing.T) {
 			h := harness.New(t)
 			h.Track("custompod/custompod-sample")
-			role := impl.install(h)
-			b := binaries[impl.name]
-			ctrl := h.Start(harness.ProcessSpec{Name: "controller", Path: h.Build(b.dir, b.pkg, b.name),
-				Args: append([]string{"--namespace", h.Namespace}, b.args...),
-				Env:  []string{"KUBECONFIG=" + h.KubeconfigAs("controller", role)}})
+			ctrl := startBinary(h, impl, "controller", h.KubeconfigAs("controller", impl.install(h)))
 			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
 			waitForPods(h, "custompod-sample", 1)
 
 			seed := time.Now().UnixNano()
 			t.Logf("random seed %d", seed)
 			rnd := rand.New(rand.NewPCG(uint64(seed), 0))
-			for round, replicas := range []int{5, 1, 4, 0, 3} {
+			scales := []int{5, 1, 4, 0}
+			if harness.Full() {
+				for range 15 {
+					scales = append(scales, rnd.IntN(8))
+				}
+			}
+			for round, replicas := range append(scales, 3) {
 				h.Kubectl("scale", "custompod/custompod-sample", fmt.Sprintf("--replicas=%d", replicas))
 				// Somewhere in the middle of the controller's work.
 				time.Sleep(time.Duration(rnd.IntN(400)) * time.Millisecond)

@@ -157,3 +157,34 @@ func envOr(key, def string) string {
 	}
 	return def
 }
+
+// ControlPlane returns the cluster's provider if it can stop and start the
+// API server (kwok can). With E2E_KUBECONFIG the provider is "existing"; the
+// one CLUSTER names is used instead when its kubeconfig is that same file.
+func (e *Env) ControlPlane() (cluster.ControlPlane, error) {
+	if cp, ok := e.Provider.(cluster.ControlPlane); ok {
+		return cp, nil
+	}
+	name := envOr("CLUSTER", "kwok")
+	opts, err := cluster.OptionsFromEnv(e.Root)
+	if err != nil {
+		return nil, err
+	}
+	opts.Log = os.Stderr
+	p, err := cluster.New(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	cp, ok := p.(cluster.ControlPlane)
+	if !ok {
+		return nil, fmt.Errorf("the %s provider cannot stop and start its API server", name)
+	}
+	if p.Kubeconfig() != e.Kubeconfig {
+		return nil, fmt.Errorf("the cluster under test (kubeconfig %s) is not the %s cluster %q (kubeconfig %s): not stopping either", e.Kubeconfig, name, opts.Name, p.Kubeconfig())
+	}
+	return cp, nil
+}
+
+// Full reports whether E2E_FULL=1 asks for the larger robustness runs (more
+// kill rounds, more concurrent editors) that `make test` leaves out.
+func Full() bool { return os.Getenv("E2E_FULL") == "1" }

@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"example.com/k8s-demo/e2e/cluster"
 )
 
 // kind is one custom resource the bench creates, and what converged means.
@@ -116,11 +119,18 @@ var (
 	controllerRuntimeDefault = qpsSetting{QPS: 20, Burst: 30}
 )
 
+// controllerRuntimeImpl is kubebuilder-demo or operator-demo. Every CRD in
+// config/crd/bases is installed, as `make install` does: a manager whose
+// controllers watch a kind with no CRD never syncs its caches and exits.
 func controllerRuntimeImpl(name, module string) implementation {
+	crds, _ := filepath.Glob(filepath.Join(rootDir, module, "config/crd/bases/*.yaml"))
+	for i, c := range crds {
+		crds[i], _ = filepath.Rel(rootDir, c)
+	}
 	return implementation{
 		name:   name,
 		kind:   customPods,
-		crds:   []string{filepath.Join(module, "config/crd/bases/zhhnzw.mock.com_custompods.yaml")},
+		crds:   crds,
 		module: module, pkg: "./cmd",
 		args: func(ns, _ string, q qpsSetting, _ string) []string {
 			// controller-runtime reads $KUBECONFIG, which the bench sets.
@@ -130,6 +140,13 @@ func controllerRuntimeImpl(name, module string) implementation {
 		defaultQPS: controllerRuntimeDefault,
 	}
 }
+
+// rootDir is the repository root (the bench runs from e2e/).
+var rootDir = func() string {
+	wd, _ := os.Getwd()
+	root, _ := cluster.FindRoot(wd)
+	return root
+}()
 
 var implementations = []implementation{
 	{

@@ -1,0 +1,345 @@
+package custompod
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+
+	"example.com/k8s-demo/e2e/harness"
+)
+
+// The robustness suite for the three CustomPod controllers (the kills are in
+// kill_test.go). Each test runs the controller from a build, as the
+// ServiceAccount its generated RBAC is bound to.
+
+const sample = "custompod-sample"
+
+var customPodsGVR = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v1", Resource: "custompods"}
+
+// startBinary runs impl's controller, built from its module, on the test's namespace.
+func startBinary(h *harness.H, impl implementation, name, kubeconfig string, extra ...string) *harness.Process {
+	h.Helper()
+	b := binaries[impl.name]
+	return h.Start(harness.ProcessSpec{Name: name, Path: h.Build(b.dir, b.pkg, b.name),
+		Args: append(append([]string{"--namespace", h.Namespace}, b.args...), extra...),
+		Env:  []string{"KUBECONFIG=" + kubeconfig}})
+}
+
+// TestCustomPodSurvivesAPIServerOutage stops the API server under
+// a running controller and starts it again: the controller, never restarted,
+// must notice, reconnect on its own and go on working.
+func TestCustomPodSurvivesAPIServerOutage(t *testing.T) {
+	for _, impl := range implementations {
+		t.Run(impl.name, func(t *testing.T) {
+			h := harness.New(t)
+			cp, err := h.Env.ControlPlane()
+			if err != nil {
+				t.Skipf("this cluster's API server cannot be stopped from here: %v", err)
+			}
+			h.Track("custompod/" + sample)
+			ctrl := startBinary(h, impl, "controller", h.KubeconfigAs("controller", impl.install(h)))
+			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+			waitForPods(h, sample, 1)
+
+			if err := cp.StopControlPlane(h.Ctx); err != nil {
+				t.Fatal(err)
+			}
+			// Long enough for the watches to break and the retries to start.
+			time.Sleep(3 * time.Second)
+			if err := cp.StartControlPlane(h.Ctx); err != nil {
+				t.Fatal(err)
+			}
+			h.Kubectl("scale", "custompod/"+sample, "--replicas=3")
+			waitForPods(h, sample, 3)
+			if !ctrl.Running() {
+				t.Fatalf("the controller exited during the outage: %v\n%s", ctrl.ExitErr(), ctrl.Tail(30))
+			}
+			// A broken watch, a refused connection or a failed re-watch.
+			if log := strings.ToLower(ctrl.Log()); !strings.Contains(log, "connection refused") &&
+				!strings.Contains(log, "unexpected eof") && !strings.Contains(log, "failed to watch") {
+				t.Errorf("the controller's log shows no refused connection: did it see the outage at all?\n%s", ctrl.Tail(30))
+			}
+		})
+	}
+}
+
+// TestCustomPodConcurrentEdits has many clients edit one CustomPod at once,
+// each with its own label and a new replica count, while the controller
+// writes the status: every edit must land (conflicts retried, nothing lost)
+// and the controller must converge on the last spec.
+func TestCustomPodConcurrentEdits(t *testing.T) {
+	editors, rounds := 10, 5
+	if harness.Full() {
+		editors, rounds = 50, 10
+	}
+	for _, impl := range implementations {
+		t.Run(impl.name, func(t *testing.T) {
+			h := harness.New(t)
+			h.Track("custompod/" + sample)
+			startBinary(h, impl, "controller", h.KubeconfigAs("controller", impl.install(h)))
+			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+			waitForPods(h, sample, 1)
+
+			dyn, err := dynamic.NewForConfig(h.Env.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cps := dyn.Resource(customPodsGVR).Namespace(h.Namespace)
+			var conflicts atomic.Int64
+			var wg sync.WaitGroup
+			errs := make(chan error, editors)
+			for e := range editors {
+				wg.Go(func() {
+					rnd := rand.New(rand.NewPCG(uint64(e), uint64(time.Now().UnixNano())))
+					for r := range rounds {
+						// Read, change, write back with the resourceVersion
+						// read: a conflict means someone wrote in between.
+						err := retry.RetryOnConflict(editBackoff, func() error {
+							u, err := cps.Get(h.Ctx, sample, metav1.GetOptions{})
+							if err != nil {
+								return err
+							}
+							labels := u.GetLabels()
+							if labels == nil {
+								labels = map[string]string{}
+							}
+							labels[fmt.Sprintf("editor-%d", e)] = fmt.Sprint(r)
+							u.SetLabels(labels)
+							_ = unstructured.SetNestedField(u.Object, int64(rnd.IntN(6)), "spec", "replicas")
+							_, err = cps.Update(h.Ctx, u, metav1.UpdateOptions{})
+							if apierrors.IsConflict(err) {
+								conflicts.Add(1)
+							}
+							return err
+						})
+						if err != nil {
+							errs <- fmt.Errorf("editor %d, round %d: %w", e, r, err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			t.Logf("%d editors × %d rounds: %d conflicts, each retried", editors, rounds, conflicts.Load())
+			if conflicts.Load() == 0 {
+				t.Errorf("no edit conflicted with another: the edits were not concurrent, so this test proved nothing")
+			}
+
+			// The last word: 3 replicas. Every editor's last label must be there.
+			h.Kubectl("scale", "custompod/"+sample, "--replicas=3")
+			waitForPods(h, sample, 3)
+			u, err := cps.Get(h.Ctx, sample, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for e := range editors {
+				if got, want := u.GetLabels()[fmt.Sprintf("editor-%d", e)], fmt.Sprint(rounds-1); got != want {
+					t.Errorf("label editor-%d = %q, want %q: an edit was lost", e, got, want)
+				}
+			}
+		})
+	}
+}
+
+// editBackoff retries a conflicting edit for as long as it takes: with many
+// editors on one object, client-go's DefaultRetry (5 tries) runs out.
+// (No Cap: reaching it would end the retries.)
+var editBackoff = wait.Backoff{Steps: 30, Duration: 5 * time.Millisecond, Factor: 1.3, Jitter: 1}
+
+// leaseName is the Lease each implementation's replicas compete for.
+var leaseName = map[string]string{
+	"client-go":    "crd-demo-custompod-controller",
+	"kubebuilder":  "1e94dc68.mock.com",
+	"operator-sdk": "3a306b98.mock.com",
+}
+
+// leaderElectionRBAC binds what leader election needs, in the test's
+// namespace only, as the module's manifests would in the manager's.
+func leaderElectionRBAC(h *harness.H, impl implementation, sa string) {
+	h.Helper()
+	role := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "crd-demo-leader-election"}
+	if impl.dir == "crd-demo" {
+		h.KubectlIn(h.Path(impl.dir), "apply", "-f", "config/rbac/leader-election.yaml")
+	} else {
+		h.KubectlIn(h.Path(impl.dir), "apply", "-n", h.Namespace, "-f", "config/rbac/leader_election_role.yaml")
+		role = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "leader-election-role"}
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "leader-election", Namespace: h.Namespace},
+		RoleRef:    role,
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: h.Namespace}},
+	}
+	if _, err := h.Env.Client.RbacV1().RoleBindings(h.Namespace).Create(h.Ctx, rb, metav1.CreateOptions{}); err != nil {
+		h.Fatal(err)
+	}
+}
+
+// The defaults of both controller-runtime and crd-demo's --leader-elect flags.
+const (
+	leaseDuration = 15 * time.Second
+	retryPeriod   = 2 * time.Second
+)
+
+// TestCustomPodLeaderElection runs two replicas of each controller: one holds
+// the Lease and works, the other waits. Killed without a chance to hand the
+// Lease over, the leader is replaced once the Lease expires.
+func TestCustomPodLeaderElection(t *testing.T) {
+	for _, impl := range implementations {
+		t.Run(impl.name, func(t *testing.T) {
+			h := harness.New(t)
+			h.Track("custompod/"+sample, "lease")
+			kubeconfig := h.KubeconfigAs("controller", impl.install(h))
+			leaderElectionRBAC(h, impl, "controller")
+			le := []string{"--leader-elect", "--leader-election-namespace=" + h.Namespace}
+			first := startBinary(h, impl, "replica-1", kubeconfig, le...)
+			holder := waitForLeaseHolder(h, impl, "")
+			second := startBinary(h, impl, "replica-2", kubeconfig, le...)
+
+			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+			waitForPods(h, sample, 1)
+			if leading(second) {
+				t.Fatalf("both replicas acquired the Lease:\n%s", second.Tail(20))
+			}
+			if !leading(first) {
+				t.Fatalf("replica-1 holds the Lease (%s) but its log does not say so:\n%s", holder, first.Tail(20))
+			}
+
+			killed := time.Now()
+			if err := first.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			newHolder := waitForLeaseHolder(h, impl, holder)
+			took := time.Since(killed)
+			// The Lease was renewed at most a retry period before the kill,
+			// and the waiting replica looks every retry period.
+			t.Logf("replica-2 (%s) took over %s after replica-1 was killed", newHolder, took.Round(100*time.Millisecond))
+			if limit := leaseDuration + 2*retryPeriod; took > limit {
+				t.Errorf("takeover took %s, want at most the lease duration %s plus two retry periods (%s)", took, leaseDuration, limit)
+			}
+			h.Kubectl("scale", "custompod/"+sample, "--replicas=3")
+			waitForPods(h, sample, 3)
+			if !leading(second) {
+				t.Errorf("replica-2 did the work but its log does not say it leads:\n%s", second.Tail(20))
+			}
+		})
+	}
+}
+
+// leading: client-go's leader election logs this line in every implementation.
+func leading(p *harness.Process) bool {
+	return strings.Contains(p.Log(), "Successfully acquired lease")
+}
+
+// waitForLeaseHolder waits until the implementation's Lease is held by
+// someone other than not, and returns the holder.
+func waitForLeaseHolder(h *harness.H, impl implementation, not string) string {
+	h.Helper()
+	var holder string
+	h.WaitFor(fmt.Sprintf("Lease %s held by a replica other than %q", leaseName[impl.name], not), leaseDuration+time.Minute,
+		func(ctx context.Context) (bool, string, error) {
+			l, err := h.Env.Client.CoordinationV1().Leases(h.Namespace).Get(ctx, leaseName[impl.name], metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, "no Lease", nil
+			}
+			if err != nil {
+				return false, "", err
+			}
+			holder = holderOf(l)
+			return holder != "" && holder != not, "holder " + holder, nil
+		})
+	return holder
+}
+
+func holderOf(l *coordinationv1.Lease) string {
+	if l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+// TestCustomPodRBACVerbRemoved runs each controller with its generated
+// ClusterRole minus one verb, create on pods: it must say so where a user
+// looks (a Warning event on the CustomPod, and its log), not loop silently.
+func TestCustomPodRBACVerbRemoved(t *testing.T) {
+	for _, impl := range implementations {
+		t.Run(impl.name, func(t *testing.T) {
+			h := harness.New(t)
+			h.Track("custompod/" + sample)
+			role, err := h.Env.Client.RbacV1().ClusterRoles().Get(h.Ctx, impl.install(h), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			crippled := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: h.Namespace + "-no-pod-create"}}
+			removed := false
+			for _, r := range role.Rules {
+				r = *r.DeepCopy()
+				if contains(r.APIGroups, "") && contains(r.Resources, "pods") && contains(r.Verbs, "create") {
+					r.Verbs = remove(r.Verbs, "create")
+					removed = true
+				}
+				crippled.Rules = append(crippled.Rules, r)
+			}
+			if !removed {
+				t.Fatalf("ClusterRole %s grants no create on pods: nothing to remove", role.Name)
+			}
+			if _, err := h.Env.Client.RbacV1().ClusterRoles().Create(h.Ctx, crippled, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				_ = h.Env.Client.RbacV1().ClusterRoles().Delete(context.Background(), crippled.Name, metav1.DeleteOptions{})
+			})
+			ctrl := startBinary(h, impl, "controller", h.KubeconfigAs("controller", crippled.Name))
+			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+
+			want := `cannot create resource "pods"`
+			h.WaitFor("a Warning event on custompod/"+sample+" saying "+want, time.Minute,
+				func(ctx context.Context) (bool, string, error) {
+					out, err := h.KubectlErr("get", "events", "--field-selector",
+						"involvedObject.name="+sample+",type=Warning", "-o", "custom-columns=REASON:.reason,MESSAGE:.message", "--no-headers")
+					return err == nil && strings.Contains(out, want), strings.TrimSpace(out), nil
+				})
+			// Logs quote the message, escaping its quotes: look for the words.
+			if log := ctrl.Log(); !strings.Contains(log, "pods is forbidden") || !strings.Contains(log, "cannot create resource") {
+				t.Errorf("the controller's log does not say that creating pods is forbidden:\n%s", ctrl.Tail(20))
+			}
+		})
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v || x == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+func remove(s []string, v string) []string {
+	var out []string
+	for _, x := range s {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}
