@@ -19,8 +19,10 @@ import (
 // the kubelet's work: pods are scheduled for real and marked Running.
 type kwok struct {
 	o Options
-	// stopped is the API server StopControlPlane stopped, to start again.
-	stopped *exec.Cmd
+	// stopped holds the command lines of the cluster's processes, noted by
+	// StopControlPlane for StartControlPlane; outage is when it began.
+	stopped map[string]*exec.Cmd
+	outage  time.Time
 }
 
 func newKwok(o Options) *kwok { return &kwok{o: o} }
@@ -202,70 +204,101 @@ func removeEmptyDirs(dir, top string) {
 
 // StopControlPlane kills the cluster's API server, as a crash or an outage
 // would (SIGKILL: a graceful stop drains watches for a minute): clients see
-// their connections cut, then refused until StartControlPlane. etcd, the controller-manager, the scheduler and kwok
-// keep running and must reconnect, like every other client.
+// their connections cut, then refused until StartControlPlane. etcd, the
+// controller-manager, the scheduler and kwok keep running and must reconnect,
+// like every other client.
 func (k *kwok) StopControlPlane(ctx context.Context) error {
-	pidFile := filepath.Join(k.clusterDir(), "pids", "kube-apiserver.pid")
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		return fmt.Errorf("kwok: the API server's pid file: %w", err)
+	// Note how kwokctl started each process, to start them the same way.
+	k.stopped = map[string]*exec.Cmd{}
+	pids := k.pids()
+	for name, pid := range pids {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			return fmt.Errorf("kwok: %s (pid %d) is not running: %w", name, pid, err)
+		}
+		environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		dir, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		k.stopped[name] = &exec.Cmd{
+			Args: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"),
+			Env:  strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00"), Dir: dir,
+		}
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return fmt.Errorf("kwok: %s holds %q, not a pid", pidFile, b)
+	pid, ok := pids["kube-apiserver"]
+	if !ok {
+		return fmt.Errorf("kwok: no pid file for the API server in %s", filepath.Join(k.clusterDir(), "pids"))
 	}
-	// Note how kwokctl started it, to start it the same way.
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return fmt.Errorf("kwok: the API server (pid %d) is not running: %w", pid, err)
-	}
-	environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	dir, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-	k.stopped = &exec.Cmd{
-		Args: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"),
-		Env:  strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00"), Dir: dir,
-	}
-	start := time.Now()
+	k.outage = time.Now()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kwok: stopping the API server (pid %d): %w", pid, err)
 	}
 	if err := waitForExit(ctx, map[string]int{"kube-apiserver": pid}, 30*time.Second); err != nil {
 		return err
 	}
-	progress(k.o.Log, start, "stopped the API server of kwok cluster %q (pid %d)", k.o.Name, pid)
+	progress(k.o.Log, k.outage, "stopped the API server of kwok cluster %q (pid %d)", k.o.Name, pid)
 	return nil
 }
 
+// renewDeadline is how long the controller-manager and the scheduler keep
+// their leader Leases without the API server before they exit.
+const renewDeadline = 10 * time.Second
+
 // StartControlPlane starts the API server StopControlPlane stopped, with the
-// same command line, and returns once it serves again.
+// same command line. A long outage makes the controller-manager and the
+// scheduler exit (they lose their leader Leases); in a real cluster the
+// kubelet restarts them, here this does: once they have had the time to give
+// up, any that did is started again. It returns when the nodes are Ready.
 func (k *kwok) StartControlPlane(ctx context.Context) error {
 	if k.stopped == nil {
 		return fmt.Errorf("kwok: StartControlPlane without StopControlPlane")
 	}
 	start := time.Now()
-	logFile, err := os.OpenFile(filepath.Join(k.clusterDir(), "logs", "kube-apiserver.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err := k.restart("kube-apiserver"); err != nil {
+		return err
+	}
+	if err := WaitForNodes(ctx, k.Kubeconfig(), k.o.Nodes, 2*time.Minute, k.o.Log); err != nil {
+		return err
+	}
+	select {
+	case <-time.After(time.Until(k.outage.Add(renewDeadline + 2*time.Second))):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	pids := k.pids()
+	for name := range k.stopped {
+		switch {
+		case name == "kube-apiserver":
+			continue
+		case syscall.Kill(pids[name], 0) == nil:
+			continue
+		default:
+			progress(k.o.Log, start, "%s exited during the outage: starting it again, as its supervisor would", name)
+		}
+		if err := k.restart(name); err != nil {
+			return err
+		}
+	}
+	k.stopped = nil
+	progress(k.o.Log, start, "the API server of kwok cluster %q is back", k.o.Name)
+	return nil
+}
+
+// restart starts a process StopControlPlane noted, in its own session as
+// kwokctl starts them (it outlives this process, and `kwokctl delete
+// cluster` finds it through its pid file).
+func (k *kwok) restart(name string) error {
+	c := k.stopped[name]
+	logFile, err := os.OpenFile(filepath.Join(k.clusterDir(), "logs", name+".log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(k.stopped.Args[0], k.stopped.Args[1:]...)
-	cmd.Env, cmd.Dir = k.stopped.Env, k.stopped.Dir
+	cmd := exec.Command(c.Args[0], c.Args[1:]...)
+	cmd.Env, cmd.Dir = c.Env, c.Dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Its own session, as kwokctl starts it: it outlives this process, and
-	// `kwokctl delete cluster` finds it through the pid file.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("kwok: starting the API server again: %w", err)
+		return fmt.Errorf("kwok: starting %s again: %w", name, err)
 	}
 	go func() { _ = cmd.Wait() }()
-	pidFile := filepath.Join(k.clusterDir(), "pids", "kube-apiserver.pid")
-	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
-		return err
-	}
-	k.stopped = nil
-	if err := WaitForNodes(ctx, k.Kubeconfig(), k.o.Nodes, 2*time.Minute, k.o.Log); err != nil {
-		return err
-	}
-	progress(k.o.Log, start, "started the API server of kwok cluster %q again (pid %d)", k.o.Name, cmd.Process.Pid)
-	return nil
+	return os.WriteFile(filepath.Join(k.clusterDir(), "pids", name+".pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
 }

@@ -164,12 +164,8 @@ func waitForPods(h *harness.H, name string, n int) []string {
 	var names []string
 	h.WaitFor(fmt.Sprintf("custompod/%s to have %d Running pods and a status that says so", name, n), 2*time.Minute,
 		func(ctx context.Context) (bool, string, error) {
-			raw, err := h.Env.Client.CoreV1().RESTClient().Get().AbsPath("/apis/zhhnzw.mock.com/v1/namespaces", h.Namespace, "custompods", name).DoRaw(ctx)
+			cp, err := getCustomPod(ctx, h, name)
 			if err != nil {
-				return false, "", err
-			}
-			var cp customPod
-			if err := json.Unmarshal(raw, &cp); err != nil {
 				return false, "", err
 			}
 			names = names[:0]
@@ -184,12 +180,7 @@ func waitForPods(h *harness.H, name string, n int) []string {
 				}
 			}
 			slices.Sort(names)
-			ready := ""
-			for _, c := range cp.Status.Conditions {
-				if c.Type == "Ready" {
-					ready = string(c.Status)
-				}
-			}
+			ready := readyOf(cp)
 			seen := fmt.Sprintf("%d pods (%d Running) %v; status.replicas=%d podNames=%v Ready=%s",
 				len(names), running, names, cp.Status.Replicas, cp.Status.PodNames, ready)
 			done := len(names) == n && running == n && int(cp.Status.Replicas) == n &&
@@ -197,6 +188,25 @@ func waitForPods(h *harness.H, name string, n int) []string {
 			return done, seen, nil
 		})
 	return slices.Clone(names)
+}
+
+func getCustomPod(ctx context.Context, h *harness.H, name string) (*customPod, error) {
+	raw, err := h.Env.Client.CoreV1().RESTClient().Get().AbsPath("/apis/zhhnzw.mock.com/v1/namespaces", h.Namespace, "custompods", name).DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var cp customPod
+	return &cp, json.Unmarshal(raw, &cp)
+}
+
+// readyOf is the status of the Ready condition, or "".
+func readyOf(cp *customPod) string {
+	for _, c := range cp.Status.Conditions {
+		if c.Type == "Ready" {
+			return string(c.Status)
+		}
+	}
+	return ""
 }
 
 // ownedPods lists the pods that carry the CustomPod's label and are

@@ -88,18 +88,54 @@ func Setup(ctx context.Context) (*Env, error) {
 		}
 		env.created = !existed
 	}
+	return env, env.connect()
+}
+
+// connect makes the clients of the provider's cluster.
+func (env *Env) connect() error {
+	var err error
 	env.Kubeconfig = env.Provider.Kubeconfig()
 	env.Config, err = clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", env.Kubeconfig, err)
+		return fmt.Errorf("loading kubeconfig %s: %w", env.Kubeconfig, err)
 	}
 	// Tests poll: client-go's default of 5 requests a second would throttle them.
 	env.Config.QPS, env.Config.Burst = 50, 100
 	env.Client, err = kubernetes.NewForConfig(env.Config)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return env, os.MkdirAll(env.ArtifactsDir, 0o755)
+	return os.MkdirAll(env.ArtifactsDir, 0o755)
+}
+
+// PrivateKwok brings up a kwok cluster of the test's own, for a test that
+// harms its cluster (stopping the API server), and deletes it when the test
+// ends. Use it with NewWith.
+func PrivateKwok(t testing.TB, name string) *Env {
+	t.Helper()
+	shared := Current(t)
+	opts, err := cluster.OptionsFromEnv(shared.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Name, opts.Log = name, os.Stderr
+	p, err := cluster.New("kwok", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Up(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Down(context.Background()); err != nil {
+			t.Errorf("deleting the private cluster %s: %v", name, err)
+		}
+	})
+	env := &Env{Root: shared.Root, BinDir: shared.BinDir, Provider: p, ArtifactsDir: shared.ArtifactsDir, created: true}
+	if err := env.connect(); err != nil {
+		t.Fatal(err)
+	}
+	return env
 }
 
 // Teardown deletes the cluster if Setup created it, unless E2E_KEEP=1.
