@@ -1,0 +1,55 @@
+package main
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+func TestRequestsAreNamedAsTheAuditLogNamesThem(t *testing.T) {
+	for _, c := range []struct{ method, url, want string }{
+		{"GET", "/api/v1/namespaces/ns/pods?labelSelector=a", "list pods"},
+		{"GET", "/api/v1/namespaces/ns/pods?watch=true&resourceVersion=5", "watch pods"},
+		{"GET", "/api/v1/namespaces/ns/pods/p1", "get pods"},
+		{"POST", "/api/v1/namespaces/ns/pods", "create pods"},
+		{"PUT", "/apis/zhhnzw.mock.com/v1/namespaces/ns/custompods/cp/status", "update custompods/status"},
+		{"PATCH", "/apis/zhhnzw.mock.com/v1/namespaces/ns/custompods/cp/status", "patch custompods/status"},
+		{"DELETE", "/api/v1/namespaces/ns/pods", "deletecollection pods"},
+		{"DELETE", "/api/v1/namespaces/ns/pods/p1", "delete pods"},
+		{"POST", "/apis/events.k8s.io/v1/namespaces/ns/events", "create events"},
+		{"GET", "/api/v1/nodes", "list nodes"},
+		{"GET", "/apis", "get discovery"},
+	} {
+		r := httptest.NewRequest(c.method, c.url, nil)
+		if got := verbOf(r) + " " + resourceOf(r.URL.Path); got != c.want {
+			t.Errorf("%s %s: got %q, want %q", c.method, c.url, got, c.want)
+		}
+	}
+}
+
+func TestCountsLeaveWatchesOut(t *testing.T) {
+	c := diffCounts(map[string]int{"watch pods": 3, "list pods": 4, "create pods": 5, "get pods": 1},
+		map[string]int{"list pods": 1, "watch pods": 1})
+	if got := c.Total(); got != 9 {
+		t.Errorf("Total = %d, want 3 lists + 5 creates + 1 get = 9 (%v)", got, c)
+	}
+	if got := c.Writes(); got != 5 {
+		t.Errorf("Writes = %d, want 5 (%v)", got, c)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	if got := percentile(d, 0.5); got != 50*time.Millisecond {
+		t.Errorf("p50 = %s, want 50ms", got)
+	}
+	if got := percentile(d, 0.99); got != 99*time.Millisecond {
+		t.Errorf("p99 = %s, want 99ms", got)
+	}
+	if got := percentile(d[:1], 0.99); got != time.Millisecond {
+		t.Errorf("p99 of one = %s, want 1ms", got)
+	}
+}
