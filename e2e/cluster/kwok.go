@@ -208,13 +208,19 @@ func removeEmptyDirs(dir, top string) {
 // controller-manager, the scheduler and kwok keep running and must reconnect,
 // like every other client.
 func (k *kwok) StopControlPlane(ctx context.Context) error {
-	// Note how kwokctl started each process, to start them the same way.
-	k.stopped = map[string]*exec.Cmd{}
+	// Note how kwokctl started each process, to start them the same way. A
+	// process that is not running keeps what an earlier outage noted.
+	if k.stopped == nil {
+		k.stopped = map[string]*exec.Cmd{}
+	}
 	pids := k.pids()
 	for name, pid := range pids {
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if err != nil {
-			return fmt.Errorf("kwok: %s (pid %d) is not running: %w", name, pid, err)
+			if name == "kube-apiserver" {
+				return fmt.Errorf("kwok: the API server (pid %d) is not running: %w", pid, err)
+			}
+			continue
 		}
 		environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		dir, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
@@ -248,7 +254,7 @@ const renewDeadline = 10 * time.Second
 // kubelet restarts them, here this does: once they have had the time to give
 // up, any that did is started again. It returns when the nodes are Ready.
 func (k *kwok) StartControlPlane(ctx context.Context) error {
-	if k.stopped == nil {
+	if k.stopped["kube-apiserver"] == nil {
 		return fmt.Errorf("kwok: StartControlPlane without StopControlPlane")
 	}
 	start := time.Now()
@@ -259,7 +265,9 @@ func (k *kwok) StartControlPlane(ctx context.Context) error {
 		return err
 	}
 	select {
-	case <-time.After(time.Until(k.outage.Add(renewDeadline + 2*time.Second))):
+	// They give up renewDeadline after their last renewal, which came at
+	// most a retry period (2 s) before the outage: allow for both, and a margin.
+	case <-time.After(time.Until(k.outage.Add(renewDeadline + 5*time.Second))):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -277,7 +285,6 @@ func (k *kwok) StartControlPlane(ctx context.Context) error {
 			return err
 		}
 	}
-	k.stopped = nil
 	progress(k.o.Log, start, "the API server of kwok cluster %q is back", k.o.Name)
 	return nil
 }
