@@ -80,6 +80,13 @@ func main() {
 		fail(2, err)
 	}
 
+	// Find out now, not after the runs, if the results cannot be written.
+	if *mdPath != "" {
+		if err := replaceGenerated(filepath.Join(rootDir, *mdPath), "", true); err != nil {
+			fail(2, err)
+		}
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	b, err := newBench(*timeout)
@@ -137,7 +144,7 @@ func main() {
 	fmt.Println(md)
 	if *mdPath != "" {
 		p := b.path(*mdPath)
-		if err := replaceGenerated(p, md); err != nil {
+		if err := replaceGenerated(p, md, false); err != nil {
 			fail(1, err)
 		}
 		b.logf("wrote %s", p)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 )
@@ -51,5 +52,24 @@ func TestPercentile(t *testing.T) {
 	}
 	if got := percentile(d[:1], 0.99); got != time.Millisecond {
 		t.Errorf("p99 of one = %s, want 1ms", got)
+	}
+}
+
+func TestTheGeneratedSectionIsFoundAndReplaced(t *testing.T) {
+	p := t.TempDir() + "/bench.md"
+	if err := os.WriteFile(p, []byte("intro\n"+beginMarker+"\nold\n"+endMarker+"\nafter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := replaceGenerated(p, "new\n", false); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if want := "intro\n" + beginMarker + "\nnew\n" + endMarker + "\nafter\n"; string(got) != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// The committed docs/bench.md must keep its markers, or make bench
+	// would refuse to start.
+	if err := replaceGenerated("../../../docs/bench.md", "", true); err != nil {
+		t.Error(err)
 	}
 }
