@@ -141,7 +141,8 @@ func controllerRuntimeImpl(name, module string) implementation {
 	}
 }
 
-// rootDir is the repository root (the bench runs from e2e/).
+// rootDir is the repository root (the bench runs from e2e/); empty outside
+// the repository, which newBench reports.
 var rootDir = func() string {
 	wd, _ := os.Getwd()
 	root, _ := cluster.FindRoot(wd)

@@ -33,8 +33,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"example.com/k8s-demo/e2e/cluster"
 )
 
 func main() {
@@ -195,10 +193,9 @@ func selectImpls(only string) ([]implementation, error) {
 }
 
 func newBench(timeout time.Duration) (*bench, error) {
-	wd, _ := os.Getwd()
-	root, err := cluster.FindRoot(wd)
-	if err != nil {
-		return nil, err
+	root := rootDir
+	if root == "" {
+		return nil, fmt.Errorf("run the bench inside the repository (no versions.env found above the working directory)")
 	}
 	if os.Getenv("KUBECONFIG") == "" {
 		return nil, fmt.Errorf("KUBECONFIG is not set: run `make bench`, which starts the cluster, or point KUBECONFIG at one")
