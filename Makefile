@@ -15,6 +15,9 @@ CLUSTER ?= kwok
 export CLUSTER_NAME ?= k8s-demo
 # `make e2e` is the user's "make e2e against kind": kind unless CLUSTER is given.
 E2E_CLUSTER := $(if $(filter command line environment environment override,$(origin CLUSTER)),$(CLUSTER),kind)
+# Where the e2e suites run the demos' controllers: in the cluster (make
+# docker-build, load the image, make deploy) on kind, beside it (make run) elsewhere.
+E2E_MANAGERS ?= $(if $(filter kind,$(E2E_CLUSTER)),in-cluster,out-of-cluster)
 
 # The Go modules of the repository (each builds alone with GOWORK=off).
 MODULES := $(patsubst %/go.mod,%,$(wildcard */go.mod))
@@ -67,6 +70,14 @@ cluster-up: cluster-cli ## Create the cluster, or start it again (CLUSTER=kwok|k
 cluster-down: cluster-cli ## Delete the cluster and everything it left on the machine.
 	@CLUSTER=$(CLUSTER) $(CLUSTER_CLI) down
 
+.PHONY: kind-node-image
+kind-node-image: ## Build the offline kind node image (Debian packages and Go modules only; cached). Needs Docker and debootstrap.
+	@scripts/kind-node-image.sh
+
+.PHONY: kind-node-image-tag
+kind-node-image-tag: ## Print the offline node image's tag: KIND_NODE_IMAGE=$$(make -s kind-node-image-tag)
+	@scripts/kind-node-image.sh --tag
+
 .PHONY: kubeconfig
 kubeconfig: cluster-cli ## Print the cluster's kubeconfig path: export KUBECONFIG=$$(make -s kubeconfig)
 	@CLUSTER=$(CLUSTER) $(CLUSTER_CLI) kubeconfig
@@ -74,8 +85,8 @@ kubeconfig: cluster-cli ## Print the cluster's kubeconfig path: export KUBECONFI
 ##@ Tests
 
 .PHONY: e2e
-e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given; CLUSTER=kwok offline). Creates the cluster if needed and removes only what it created.
-	@cd e2e && CLUSTER=$(E2E_CLUSTER) $(CLUSTER_CLI) run -- go test -count=1 -p 1 -timeout 30m ./...
+e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given: controllers deployed in-cluster; CLUSTER=kwok offline). Creates the cluster if needed and removes only what it created.
+	@cd e2e && CLUSTER=$(E2E_CLUSTER) E2E_MANAGERS=$(E2E_MANAGERS) $(CLUSTER_CLI) run -- go test -count=1 -p 1 -timeout 45m ./...
 
 .PHONY: bench
 bench: tools cluster-cli ## Measure the three approaches side by side on a kwok cluster of its own; writes docs/bench.md and docs/bench.png (BENCH_FLAGS=-h lists the options).

@@ -40,8 +40,20 @@ for gen in applyconfiguration-gen client-gen conversion-gen deepcopy-gen default
            informer-gen lister-gen register-gen validation-gen; do
   tools+=("$gen|$K8S_LIBS_VERSION|k8s.io/code-generator/cmd/$gen|")
 done
-# Built on request only: it is large and only `make lint` needs it.
-optional=("golangci-lint|$GOLANGCI_LINT_VERSION|github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION|")
+# Built on request only: golangci-lint is large and only `make lint` needs it;
+# the others go into the offline kind node image (scripts/kind-node-image.sh).
+optional=(
+  "golangci-lint|$GOLANGCI_LINT_VERSION|github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION|"
+  "kubelet|$KUBERNETES_VERSION|k8s.io/kubernetes/cmd/kubelet|$kube_ldflags"
+  "kubeadm|$KUBERNETES_VERSION|k8s.io/kubernetes/cmd/kubeadm|$kube_ldflags"
+  "kube-proxy|$KUBERNETES_VERSION|k8s.io/kubernetes/cmd/kube-proxy|$kube_ldflags"
+  "containerd|$CONTAINERD_VERSION|github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_VERSION|"
+  "containerd-shim-runc-v2|$CONTAINERD_VERSION|github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION|"
+  "ctr|$CONTAINERD_VERSION|github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_VERSION|"
+  "crictl|$CRICTL_VERSION|wrap:sigs.k8s.io/cri-tools@$CRICTL_VERSION:sigs.k8s.io/cri-tools/cmd/crictl|"
+  "coredns|$COREDNS_VERSION|github.com/coredns/coredns@$COREDNS_VERSION|"
+  "registry|$DISTRIBUTION_VERSION|github.com/distribution/distribution/v3/cmd/registry@$DISTRIBUTION_VERSION|"
+)
 
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
@@ -51,7 +63,19 @@ build() {
   printf '  %-24s %-9s building...\n' "$name" "$version"
   ( while sleep 30; do printf '  %-24s %-9s still building (%s)\n' "$name" "$version" "$(fmt_secs $((SECONDS - start)))"; done ) &
   local beat=$! rc=0
-  if [[ $pkg == *@* ]]; then
+  if [[ $pkg == wrap:* ]]; then
+    # wrap:MODULE@VERSION:PACKAGE, for a module `go install pkg@version`
+    # refuses (the proxy will not list cri-tools' versions): built from a
+    # throwaway module that requires it, the same dependency versions.
+    local spec=${pkg#wrap:} mod pkgpath tmp
+    mod=${spec%%:*} pkgpath=${spec#*:}
+    tmp=$(mktemp -d)
+    ( cd "$tmp" && printf 'module example.com/k8s-demo/wrap\n\ngo %s\n\nrequire %s %s\n' "$GO_VERSION" "${mod%@*}" "${mod#*@}" >go.mod &&
+      printf '//go:build tools\n\npackage wrap\n\nimport _ "%s"\n' "$pkgpath" >tools.go &&
+      GOWORK=off GOFLAGS=-mod=mod go mod tidy &&
+      GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin/$name" "$pkgpath" ) || rc=$?
+    rm -rf "$tmp"
+  elif [[ $pkg == *@* ]]; then
     # A tool that is not in tools/go.mod (it would drag its own dependency
     # versions into the others): `go install pkg@version`, straight from the proxy.
     (cd "$root" && GOWORK=off GOBIN="$bin" CGO_ENABLED=0 go install -trimpath "$pkg") || rc=$?

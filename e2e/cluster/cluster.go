@@ -99,7 +99,8 @@ func New(name string, o Options) (Provider, error) {
 // CLUSTER_NODES, KIND_NODE_IMAGE, KIND_KUBEADM_PATCHES (files, separated by
 // the OS path list separator) and KUBECONFIG. root is the repository root:
 // the defaults are relative to it, and kind's default node image comes from
-// its versions.env.
+// its versions.env. The kubeadm patches this host needs (see
+// hostKubeadmPatches) are added after the user's.
 func OptionsFromEnv(root string) (Options, error) {
 	versions, err := Versions(root)
 	if err != nil {
@@ -125,6 +126,7 @@ func OptionsFromEnv(root string) (Options, error) {
 		}
 		o.KubeadmConfigPatches = append(o.KubeadmConfigPatches, string(b))
 	}
+	o.KubeadmConfigPatches = append(o.KubeadmConfigPatches, hostKubeadmPatches(cgroupV2Marker, o.KubeadmConfigPatches)...)
 	return o, nil
 }
 

@@ -60,6 +60,56 @@ func TestOptionsFromEnv(t *testing.T) {
 	}
 }
 
+func TestHostKubeadmPatches(t *testing.T) {
+	dir := t.TempDir()
+	v2 := filepath.Join(dir, "cgroup.controllers")
+	write(t, v2, "cpu memory pids\n")
+	v1 := filepath.Join(dir, "absent", "cgroup.controllers")
+
+	if got := hostKubeadmPatches(v2, nil); len(got) != 0 {
+		t.Errorf("cgroup v2 host: want no patches, got %q", got)
+	}
+	got := hostKubeadmPatches(v1, nil)
+	if len(got) != 1 || got[0] != CgroupV1KubeletPatch {
+		t.Fatalf("cgroup v1 host: want the failCgroupV1 patch, got %q", got)
+	}
+	// The patch must be one kind applies: it matches on kind and apiVersion.
+	var p struct {
+		APIVersion   string `json:"apiVersion"`
+		Kind         string `json:"kind"`
+		FailCgroupV1 *bool  `json:"failCgroupV1"`
+	}
+	if err := yaml.Unmarshal([]byte(got[0]), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.APIVersion != "kubelet.config.k8s.io/v1beta1" || p.Kind != "KubeletConfiguration" || p.FailCgroupV1 == nil || *p.FailCgroupV1 {
+		t.Errorf("patch: want KubeletConfiguration (kubelet.config.k8s.io/v1beta1) with failCgroupV1: false, got %+v", p)
+	}
+	if got := hostKubeadmPatches(v1, []string{"kind: KubeletConfiguration\nfailCgroupV1: false\n"}); len(got) != 0 {
+		t.Errorf("cgroup v1 host whose user patches set failCgroupV1: want no second patch, got %q", got)
+	}
+
+	// OptionsFromEnv adds it after the user's patches, on such a host only.
+	root := t.TempDir()
+	write(t, filepath.Join(root, "versions.env"), "KIND_NODE_IMAGE_DEFAULT=kindest/node:v1.36.4\n")
+	t.Setenv("KIND_KUBEADM_PATCHES", "")
+	for _, tc := range []struct {
+		marker string
+		want   int
+	}{{v1, 1}, {v2, 0}} {
+		old := cgroupV2Marker
+		cgroupV2Marker = tc.marker
+		o, err := OptionsFromEnv(root)
+		cgroupV2Marker = old
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(o.KubeadmConfigPatches) != tc.want {
+			t.Errorf("marker %s: want %d patches, got %q", tc.marker, tc.want, o.KubeadmConfigPatches)
+		}
+	}
+}
+
 func TestFindRoot(t *testing.T) {
 	root := t.TempDir()
 	write(t, filepath.Join(root, "versions.env"), "")

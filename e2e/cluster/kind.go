@@ -3,7 +3,9 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +25,32 @@ type kind struct {
 	o Options
 	// docker runs the docker CLI; tests replace it.
 	docker func(ctx context.Context, args ...string) (string, error)
+}
+
+// cgroupV2Marker exists only on hosts with the unified (v2) cgroup hierarchy.
+var cgroupV2Marker = "/sys/fs/cgroup/cgroup.controllers"
+
+// CgroupV1KubeletPatch lets the kubelet run on a cgroup v1 host: since
+// Kubernetes 1.35 it refuses to start there unless failCgroupV1 is false.
+// kind's nodes share the host's cgroup version.
+const CgroupV1KubeletPatch = `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+`
+
+// hostKubeadmPatches returns the kubeadm patches this host needs and the
+// user's patches (have) do not already make: on a host without marker (cgroup
+// v1), the kubelet must be told to accept it. A cgroup v2 host needs none.
+func hostKubeadmPatches(marker string, have []string) []string {
+	if _, err := os.Stat(marker); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	for _, p := range have {
+		if strings.Contains(p, "failCgroupV1") {
+			return nil
+		}
+	}
+	return []string{CgroupV1KubeletPatch}
 }
 
 func newKind(o Options) *kind { return &kind{o: o, docker: dockerCLI} }
@@ -161,15 +189,23 @@ func (k *kind) LoadImage(ctx context.Context, image string) error {
 		fmt.Fprintf(k.o.Log, "  image %s is already on every node\n", image)
 		return nil
 	}
-	tar, err := os.CreateTemp("", "image-*.tar")
+	tmp, err := os.CreateTemp("", "image-*.tar")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tar.Name())
-	defer tar.Close()
-	if _, err := k.docker(ctx, "save", "-o", tar.Name(), image); err != nil {
+	path := tmp.Name()
+	tmp.Close()
+	defer os.Remove(path)
+	if _, err := k.docker(ctx, "save", "-o", path, image); err != nil {
 		return err
 	}
+	// Opened after the save: `docker save -o` replaces the file, so a handle
+	// opened before would read the empty file it created.
+	tar, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer tar.Close()
 	for _, n := range todo {
 		if _, err := tar.Seek(0, 0); err != nil {
 			return err

@@ -34,6 +34,21 @@ type implementation struct {
 	// start runs the controller as the given kubeconfig's user, watching the
 	// test's namespace only.
 	start func(h *harness.H, kubeconfig string) *harness.Process
+	// deploy runs it in the cluster instead, with the module's `make deploy`
+	// (image, CRD, RBAC and Deployment), watching every namespace.
+	deploy func(h *harness.H) *harness.Deployed
+}
+
+// startController is the articles' way to run impl's controller: beside the
+// cluster (install the CRD and ClusterRole, then run it as a user bound to
+// that role only), or, with E2E_MANAGERS=in-cluster, `make deploy`.
+func startController(h *harness.H, impl implementation) harness.Controller {
+	h.Helper()
+	if harness.InCluster() {
+		return impl.deploy(h)
+	}
+	role := impl.install(h)
+	return impl.start(h, h.KubeconfigAs("controller", role))
 }
 
 var implementations = []implementation{
@@ -51,6 +66,9 @@ var implementations = []implementation{
 			return h.Start(harness.ProcessSpec{Name: "custompod-controller", Path: bin,
 				Args: []string{"--namespace", h.Namespace, "-v=2"},
 				Env:  []string{"KUBECONFIG=" + kubeconfig}})
+		},
+		deploy: func(h *harness.H) *harness.Deployed {
+			return h.Deploy(harness.DeploySpec{Dir: "crd-demo", Namespace: "crd-demo-system", Deployment: "custompod-controller"})
 		},
 	},
 	kubebuilderLayout("kubebuilder", "kubebuilder-demo"),
@@ -77,7 +95,16 @@ func kubebuilderLayout(name, dir string) implementation {
 				// run one after the other, never two managers at once.
 				Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
 		},
+		deploy: func(h *harness.H) *harness.Deployed { return deployKubebuilderLayout(h, dir) },
 	}
+}
+
+// deployKubebuilderLayout is the scaffold's `make deploy`: config/default,
+// whose kustomization `make deploy` edits (put back afterwards).
+func deployKubebuilderLayout(h *harness.H, dir string) *harness.Deployed {
+	h.Helper()
+	return h.Deploy(harness.DeploySpec{Dir: dir, Namespace: dir + "-system", Deployment: dir + "-controller-manager",
+		Restore: []string{"config/manager/kustomization.yaml"}})
 }
 
 func TestCustomPod(t *testing.T) {
@@ -106,9 +133,7 @@ func testScale(t *testing.T, impl implementation) {
 	h.Track("custompod/" + name)
 
 	// The articles' steps: install the CRD, run the controller.
-	role := impl.install(h)
-	kubeconfig := h.KubeconfigAs("controller", role)
-	ctrl := impl.start(h, kubeconfig)
+	ctrl := startController(h, impl)
 
 	h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
 	waitForPods(h, name, 1)

@@ -29,7 +29,13 @@ func TestCustomPodSurvivesKills(t *testing.T) {
 		t.Run(impl.name, func(t *testing.T) {
 			h := harness.New(t)
 			h.Track("custompod/custompod-sample")
-			ctrl := startBinary(h, impl, "controller", h.KubeconfigAs("controller", impl.install(h)))
+			var ctrl harness.Controller
+			if harness.InCluster() {
+				// Killed in its pod (SIGKILL through the CRI), restarted in a new one.
+				ctrl = impl.deploy(h)
+			} else {
+				ctrl = startBinary(h, impl, "controller", h.KubeconfigAs("controller", impl.install(h)))
+			}
 			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
 			waitForPods(h, "custompod-sample", 1)
 

@@ -35,8 +35,9 @@ type H struct {
 	// Dir is the test's artifacts directory: logs and the failure dump.
 	Dir string
 
-	procs   []*Process
-	tracked []string
+	procs    []*Process
+	deployed []*Deployed
+	tracked  []string
 }
 
 // New prepares a test: a namespace, its kubeconfig and artifacts directory,
@@ -236,5 +237,8 @@ func (h *H) Dump(w io.Writer) {
 			state = fmt.Sprintf("exited: %v", p.ExitErr())
 		}
 		fmt.Fprintf(w, "\n=== log of %s (%s; last 200 lines of %s)\n%s\n", p.Spec.Name, state, p.LogPath, p.Tail(200))
+	}
+	for _, d := range h.deployed {
+		fmt.Fprintf(w, "\n=== log of the in-cluster controller %s (image %s; last 300 lines)\n%s\n", d.name(), d.image, d.Tail(300))
 	}
 }

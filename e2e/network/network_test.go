@@ -52,18 +52,28 @@ func TestNetworkWalkthrough(t *testing.T) {
 	dir := h.Path("crd-demo")
 	h.Track("network/example-network")
 
-	// The backend: its own process, its state in a file.
-	backendURL := fmt.Sprintf("http://127.0.0.1:%d", h.FreePort())
+	// The backend: its own process beside the cluster (it stands for an
+	// external system), its state in a file; on an address the controller
+	// reaches, wherever it runs.
+	backendURL := fmt.Sprintf("http://%s:%d", h.PodReachableHost(), h.FreePort())
 	h.Start(harness.ProcessSpec{Name: "network-backend", Path: h.Build("crd-demo", "./cmd/network-backend", "network-backend"),
 		Args: []string{"--listen", strings.TrimPrefix(backendURL, "http://"), "--state-file", filepath.Join(h.Dir, "backend.json"), "-v=2"}})
 
-	// The articles' first step, then the controller, with only its ClusterRole.
-	h.KubectlIn(dir, "apply", "-f", "crd/network.yaml")
-	h.KubectlIn(dir, "apply", "-f", "config/rbac/network-controller.yaml")
-	kubeconfig := h.KubeconfigAs("controller", "crd-demo-network-controller")
-	ctrl := h.Start(harness.ProcessSpec{Name: "network-controller", Path: h.Build("crd-demo", ".", "network-controller"),
-		Args: []string{"--namespace", h.Namespace, "--backend-url", backendURL, "-v=4"},
-		Env:  []string{"KUBECONFIG=" + kubeconfig}})
+	// The articles' first step, then the controller, with only its ClusterRole:
+	// beside the cluster, or in it with `make deploy` (E2E_MANAGERS=in-cluster).
+	var ctrl harness.Controller
+	if harness.InCluster() {
+		ctrl = h.Deploy(harness.DeploySpec{Dir: "crd-demo", Namespace: "crd-demo-system", Deployment: "network-controller",
+			MakeArgs: []string{"BACKEND_URL=" + backendURL}})
+	} else {
+		h.KubectlIn(dir, "apply", "-f", "crd/network.yaml")
+		h.Kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/networks.samplecrd.k8s.io")
+		h.KubectlIn(dir, "apply", "-f", "config/rbac/network-controller.yaml")
+		kubeconfig := h.KubeconfigAs("controller", "crd-demo-network-controller")
+		ctrl = h.Start(harness.ProcessSpec{Name: "network-controller", Path: h.Build("crd-demo", ".", "network-controller"),
+			Args: []string{"--namespace", h.Namespace, "--backend-url", backendURL, "-v=4"},
+			Env:  []string{"KUBECONFIG=" + kubeconfig}})
+	}
 
 	// The articles' other three steps, verbatim.
 	h.KubectlIn(dir, "apply", "-f", "example/example-network.yaml")
@@ -133,6 +143,9 @@ func waitForBackend(h *harness.H, url, cidr, gateway string) {
 func TestInvalidNetworksAreRefusedAtAdmission(t *testing.T) {
 	h := harness.New(t)
 	h.KubectlIn(h.Path("crd-demo"), "apply", "-f", "crd/network.yaml")
+	// A CRD created just now (an earlier test's `make undeploy` may have
+	// deleted it) is served only once Established.
+	h.Kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/networks.samplecrd.k8s.io")
 	cases := []struct{ name, spec, field string }{
 		{"not a CIDR", `cidr: 192.168.0.0/33` + "\n  gateway: 192.168.0.1", "spec.cidr"},
 		{"gateway outside the CIDR", `cidr: 192.168.0.0/16` + "\n  gateway: 10.0.0.1", "spec.gateway"},

@@ -23,9 +23,15 @@ import (
 func TestMain(m *testing.M) { harness.Main(m) }
 
 // startManager does the articles' `make install` and `make run`, as a
-// ServiceAccount bound to the generated manager-role.
-func startManager(h *harness.H) *harness.Process {
+// ServiceAccount bound to the generated manager-role; with
+// E2E_MANAGERS=in-cluster, `make deploy` (the image, the CRDs, the generated
+// RBAC and the manager's Deployment).
+func startManager(h *harness.H) harness.Controller {
 	h.Helper()
+	if harness.InCluster() {
+		return h.Deploy(harness.DeploySpec{Dir: "operator-demo", Namespace: "operator-demo-system",
+			Deployment: "operator-demo-controller-manager", Restore: []string{"config/manager/kustomization.yaml"}})
+	}
 	dir := h.Path("operator-demo")
 	if _, err := h.Command(dir, "make", "install"); err != nil {
 		h.Fatal(err)
