@@ -24,6 +24,8 @@ MODULES := $(patsubst %/go.mod,%,$(wildcard */go.mod))
 DEMOS := $(filter-out e2e tools,$(MODULES))
 
 CLUSTER_CLI := $(LOCALBIN)/e2e-cluster
+# The e2e suites `make e2e` runs (e.g. E2E_PACKAGES="./network ./custompod").
+E2E_PACKAGES ?= ./...
 # The bench's kwok cluster: enough fake nodes that every pod is scheduled.
 BENCH_NODES ?= 4
 
@@ -86,7 +88,8 @@ kubeconfig: cluster-cli ## Print the cluster's kubeconfig path: export KUBECONFI
 
 .PHONY: e2e
 e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given: controllers deployed in-cluster; CLUSTER=kwok offline). Creates the cluster if needed and removes only what it created.
-	@cd e2e && CLUSTER=$(E2E_CLUSTER) E2E_MANAGERS=$(E2E_MANAGERS) $(CLUSTER_CLI) run -- go test -count=1 -p 1 -timeout 45m ./...
+	@$(CLUSTER_CLI) preflight
+	@cd e2e && CLUSTER=$(E2E_CLUSTER) E2E_MANAGERS=$(E2E_MANAGERS) $(CLUSTER_CLI) run -- go test -count=1 -p 1 -parallel 4 -timeout 45m $(E2E_PACKAGES)
 
 .PHONY: bench
 bench: tools cluster-cli ## Measure the three approaches side by side on a kwok cluster of its own; writes docs/bench.md and docs/bench.png (BENCH_FLAGS=-h lists the options).

@@ -30,9 +30,68 @@ summary() {
   printf '\n\033[1mWhere the time went\033[0m\n'
   for i in "${!_step_names[@]}"; do
     printf '  %-60s %8s  %s\n' "${_step_names[$i]}" "$(fmt_secs "${_step_secs[$i]}")" "${_step_status[$i]}"
+    # Steps run side by side, named "(1) ..." and "(2) ...", are in the
+    # total once, through their "side by side, in all" line.
+    case "${_step_names[$i]}" in "("[0-9]")"*) continue ;; esac
     total=$((total + _step_secs[i]))
   done
   printf '  %-60s %8s\n' "total" "$(fmt_secs $total)"
+}
+
+# side_by_side "title A" funcA "title B" funcB: runs two functions made of
+# steps at once, each with its output in .cache/side-by-side/, saying every
+# minute what each is at; then prints each one's output whole, one after the
+# other, and adds their steps to the summary. Fails if either failed.
+side_by_side() {
+  local dir=$ROOT/.cache/side-by-side start=$SECONDS
+  rm -rf "$dir" && mkdir -p "$dir"
+  local titles=("$1" "$3") funcs=("$2" "$4") pids=() i
+  for i in 0 1; do
+    (
+      _step_names=() _step_secs=() _step_status=()
+      rc=0
+      "${funcs[$i]}" || rc=$?
+      for j in "${!_step_names[@]}"; do
+        printf '%s|%s|%s\n' "${_step_secs[$j]}" "${_step_status[$j]}" "${_step_names[$j]}"
+      done >"$dir/$i.steps"
+      exit $rc
+    ) >"$dir/$i.log" 2>&1 &
+    pids+=($!)
+  done
+  printf '\n\033[1m==> side by side: (1) %s; (2) %s\033[0m\n' "${titles[0]}" "${titles[1]}"
+  printf '    their output follows when both are done; meanwhile: tail -f .cache/side-by-side/{0,1}.log\n'
+  local running=1
+  while [ $running = 1 ]; do
+    running=0
+    for i in 0 1; do kill -0 "${pids[$i]}" 2>/dev/null && running=1; done
+    [ $running = 1 ] || break
+    sleep 5
+    if [ $(((SECONDS - start) % 60)) -lt 5 ]; then
+      for i in 0 1; do
+        local at
+        at=$(grep -a '==>' "$dir/$i.log" 2>/dev/null | tail -1 | sed 's/\x1b\[[0-9;]*m//g; s/^==> //')
+        kill -0 "${pids[$i]}" 2>/dev/null && printf '    (%d) %s: at %s\n' $((i + 1)) "$(fmt_secs $((SECONDS - start)))" "${at:-its start}"
+      done
+    fi
+  done
+  local rc=0 r
+  for i in 0 1; do
+    r=0
+    wait "${pids[$i]}" || r=$?
+    [ $r -eq 0 ] || rc=$r
+    printf '\n\033[1m==> (%d) %s: its output\033[0m\n' $((i + 1)) "${titles[$i]}"
+    cat "$dir/$i.log"
+    local secs status name
+    while IFS='|' read -r secs status name; do
+      _step_names+=("($((i + 1))) $name")
+      _step_secs+=("$secs")
+      _step_status+=("$status")
+    done < <(cat "$dir/$i.steps" 2>/dev/null)
+  done
+  _step_names+=("side by side, in all")
+  _step_secs+=($((SECONDS - start)))
+  _step_status+=("$([ $rc -eq 0 ] && echo ok || echo "FAILED ($rc)")")
+  return $rc
 }
 
 # modules: the repository's Go modules, tools/ aside (MODULES="a b" narrows it).

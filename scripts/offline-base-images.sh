@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# `make offline-base-images`: the two base images the demos' Dockerfiles take
-# as build arguments, made locally, for a `make docker-build` with no registry:
+# The base images the demos' Dockerfiles take as build arguments, made
+# locally, for a `make docker-build` with no registry:
 #
-#   GOLANG_IMAGE  k8s-demo/golang:<go version>   Debian's rootfs of the kind node
-#                 image plus this machine's Go toolchain ($(go env GOROOT)) and
-#                 CA certificates (so it reaches the module proxy as the host does)
+#   k8s-demo/golang:<go version>   Debian's rootfs of the kind node image plus
+#                 this machine's Go toolchain ($(go env GOROOT)) and CA
+#                 certificates (so it reaches the module proxy as the host does)
+#   GOLANG_IMAGE  k8s-demo/golang-deps:<hash>   that, with the three demos'
+#                 dependencies downloaded and compiled (client-go,
+#                 controller-runtime...): the one layer their builds share, so
+#                 each `make docker-build` compiles only the demo's own code
+#                 (the hash is of the demos' go.mod and go.sum files and the
+#                 list of packages compiled)
 #   BASE_IMAGE    k8s-demo/static:nonroot        FROM scratch: CA certificates,
 #                 /etc/passwd with nonroot (65532), /tmp; what distroless/static has
 #
@@ -45,6 +51,35 @@ DOCKERFILE
   rm -rf "$dir"
 fi
 
+# The dependencies' packages each demo's image build compiles: what its main
+# packages import, outside the demo's own module and the standard library.
+demos="crd-demo kubebuilder-demo operator-demo"
+ctx=$(mktemp -d)
+for m in $demos; do
+  mkdir -p "$ctx/$m"
+  cp "$ROOT/$m/go.mod" "$ROOT/$m/go.sum" "$ctx/$m/"
+  (cd "$ROOT/$m" && GOWORK=off CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go list -deps \
+    -f '{{if and (not .Standard) .Module}}{{if not .Module.Main}}{{.ImportPath}}{{end}}{{end}}' ./...) >"$ctx/$m/deps.txt" ||
+    die "go list of $m's dependencies failed"
+done
+deps=k8s-demo/golang-deps:$(cd "$ctx" && find . -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-12)
+if docker image inspect "$deps" >/dev/null 2>&1; then
+  rm -rf "$ctx"
+else
+  echo "  making $deps: the three demos' dependencies, compiled once for their image builds" >&2
+  cat >"$ctx/Dockerfile" <<DOCKERFILE
+FROM $golang
+COPY . /deps/
+# Built as the Dockerfiles build (CGO_ENABLED=0, no -trimpath), into the build
+# cache each demo's build then finds them in.
+RUN for m in $demos; do (cd /deps/\$m && go mod download && CGO_ENABLED=0 go build \$(cat deps.txt)) || exit 1; done && rm -rf /deps
+DOCKERFILE
+  start=$SECONDS
+  docker build --network=host -t "$deps" "$ctx" >"$ctx.log" 2>&1 || { tail -30 "$ctx.log" >&2; die "docker build of $deps failed"; }
+  rm -rf "$ctx" "$ctx.log"
+  echo "  made $deps in $(fmt_secs $((SECONDS - start)))" >&2
+fi
+
 if ! docker image inspect "$base" >/dev/null 2>&1; then
   echo "  making $base" >&2
   dir=$(mktemp -d)
@@ -57,5 +92,5 @@ if ! docker image inspect "$base" >/dev/null 2>&1; then
   tar -C "$dir" --numeric-owner -c . | docker import - "$base" >/dev/null
   rm -rf "$dir"
 fi
-echo "  $golang and $base are there" >&2
-echo "--network=host --build-arg GOLANG_IMAGE=$golang --build-arg BASE_IMAGE=$base"
+echo "  $deps and $base are there" >&2
+echo "--network=host --build-arg GOLANG_IMAGE=$deps --build-arg BASE_IMAGE=$base"

@@ -9,10 +9,42 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 trap summary EXIT
 
+# prebuild: compiles, into the Go build cache, every package the later steps'
+# tests and builds import, module by module. It runs beside make tools, at a
+# lower priority: on a cold cache, compiling Kubernetes leaves a core idle for
+# much of the time (the packages on its critical path compile one at a time),
+# and this fills it. The later steps then find their dependencies compiled.
+prebuild() {
+  local m pkgs
+  for m in $(modules); do
+    pkgs=$(cd "$ROOT/$m" && GOWORK=off go list -e -deps -test -f '{{if not .ForTest}}{{.ImportPath}}{{end}}' ./... | grep -v '\.test$') || return
+    (cd "$ROOT/$m" && GOWORK=off go build $pkgs) || return
+  done
+}
+prebuild_logged() {
+  prebuild || echo "prebuild: stopped there; the later steps compile what it did not, and report what fails"
+}
+
 run_tests() {
-  step "tools: make tools" "$ROOT/scripts/tools.sh" || return
   step "cluster command: build bin/e2e-cluster" bash -c "cd '$ROOT/e2e' && GOWORK=off go build -o '$LOCALBIN/e2e-cluster' ./cmd/cluster" || return
+  # Before anything long: the suites' programs need their fixed ports free.
+  step "preflight: the ports the suites listen on are free" "$LOCALBIN/e2e-cluster" preflight || return
+  mkdir -p "$ROOT/.cache"
+  nice -n 10 bash -c "$(declare -f modules prebuild prebuild_logged); ROOT='$ROOT'; prebuild_logged" >"$ROOT/.cache/prebuild.log" 2>&1 &
+  local prebuild_pid=$!
+  step "tools: make tools (and, beside it, the modules' dependencies compiled: .cache/prebuild.log)" "$ROOT/scripts/tools.sh" || { kill $prebuild_pid 2>/dev/null; return 1; }
+  # What it did not finish, the later steps compile themselves; a package it
+  # could not compile, they report.
+  step "the modules' dependencies compiled (what is left of it)" wait $prebuild_pid
   step "verify: versions, gofmt, generated files" "$ROOT/scripts/verify.sh" || return
+  # Two lines of work side by side, each in the order a failure is cheapest
+  # to find: the demos' own tests (compiling and envtest: mostly CPU), and the
+  # README's demo then the e2e suites (mostly waiting on their clusters). One
+  # after the other, a core sat idle through the second.
+  side_by_side "the demos' own tests" module_tests "make demo, then the e2e suites on kwok" cluster_tests
+}
+
+module_tests() {
   local m
   for m in $(modules); do
     [ "$m" = e2e ] && continue
@@ -22,14 +54,17 @@ run_tests() {
       step "$m: go test ./..." bash -c "cd '$ROOT/$m' && GOWORK=off KUBEBUILDER_ASSETS='$LOCALBIN' go test -count=1 ./..." || return
     fi
   done
+}
+
+cluster_tests() {
   # The README's first command, start to finish, on a cluster of its own.
   step "demo: make demo KEEP=0 (CLUSTER_NAME=k8s-demo-test-demo)" \
     make -C "$ROOT" demo KEEP=0 CLUSTER=kwok CLUSTER_NAME=k8s-demo-test-demo || return
   # A cluster of its own, so that a cluster the user has up is left alone.
-  # One package at a time (-p 1): the suites run managers on fixed ports and
-  # `make install` in the same modules.
+  # One package at a time (-p 1): the suites run `make install` and `make run`
+  # in the same modules; inside a package, tests run side by side (-parallel).
   step "e2e: the suites on a kwok cluster (CLUSTER_NAME=k8s-demo-test)" bash -c \
-    "cd '$ROOT/e2e' && CLUSTER=kwok CLUSTER_NAME=k8s-demo-test '$LOCALBIN/e2e-cluster' run -- go test -count=1 -p 1 -timeout 30m ./..."
+    "cd '$ROOT/e2e' && CLUSTER=kwok CLUSTER_NAME=k8s-demo-test '$LOCALBIN/e2e-cluster' run -- go test -count=1 -p 1 -parallel 4 -timeout 30m ./..."
 }
 
 run_tests

@@ -40,6 +40,9 @@ for gen in applyconfiguration-gen client-gen conversion-gen deepcopy-gen default
            informer-gen lister-gen register-gen validation-gen; do
   tools+=("$gen|$K8S_LIBS_VERSION|k8s.io/code-generator/cmd/$gen|")
 done
+# main_hash NAME: part of the stamp of a tool built from images/kind-node/NAME/main.go,
+# so that a change to that file builds it again.
+main_hash() { cat "$root/images/kind-node/$1/main.go" | { sha256sum 2>/dev/null || shasum -a 256; } | cut -c1-8; }
 # Built on request only: golangci-lint is large and only `make lint` needs it;
 # the others go into the offline kind node image (scripts/kind-node-image.sh).
 optional=(
@@ -51,19 +54,76 @@ optional=(
   "containerd-shim-runc-v2|$CONTAINERD_VERSION|github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION|"
   "ctr|$CONTAINERD_VERSION|github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_VERSION|"
   "crictl|$CRICTL_VERSION|wrap:sigs.k8s.io/cri-tools@$CRICTL_VERSION:sigs.k8s.io/cri-tools/cmd/crictl|"
-  "coredns|$COREDNS_VERSION|github.com/coredns/coredns@$COREDNS_VERSION|"
-  "registry|$DISTRIBUTION_VERSION|github.com/distribution/distribution/v3/cmd/registry@$DISTRIBUTION_VERSION|"
+  "coredns|$COREDNS_VERSION-$(main_hash coredns)|main:github.com/coredns/coredns@$COREDNS_VERSION:images/kind-node/coredns|"
+  "registry|$DISTRIBUTION_VERSION-$(main_hash registry)|main:github.com/distribution/distribution/v3@$DISTRIBUTION_VERSION:images/kind-node/registry|"
 )
 
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
-# build NAME VERSION PACKAGE LDFLAGS, printing a heartbeat while it runs.
-build() {
-  local name=$1 version=$2 pkg=$3 ldflags=$4 start=$SECONDS
+# out_name PACKAGE: the file `go build -o DIR/` writes for a main package (its
+# last path element, or the one before a major-version suffix such as /v3).
+out_name() {
+  local base=${1##*/}
+  if [[ $base =~ ^v[0-9]+$ ]]; then base=${1%/*}; base=${base##*/}; fi
+  echo "$base"
+}
+
+# heartbeat LABEL: prints every 30s while a build runs; its pid is in $beat.
+heartbeat() {
+  local label=$1 start=$SECONDS
+  # sleep's output goes nowhere, so that once the loop is killed no orphaned
+  # sleep holds a pipe the caller reads open.
+  ( while sleep 30 >/dev/null 2>&1; do printf '  %s: still building (%s)\n' "$label" "$(fmt_secs $((SECONDS - start)))"; done ) &
+  beat=$!
+}
+
+# build_group LDFLAGS TOOL...: the tools of tools/go.mod that share these
+# ldflags, in one `go build`: the packages they share compile once, and the
+# links run side by side. -s -w: no symbol table or DWARF, so each link is
+# quicker and each binary smaller (no one debugs these tools).
+build_group() {
+  local ldflags=$1 start=$SECONDS names=() pkgs=() t name version pkg rc=0 out
+  shift
+  for t in "$@"; do
+    IFS='|' read -r name version pkg _ <<<"$t"
+    names+=("$name"); pkgs+=("$pkg")
+  done
+  printf '  %s: building...\n' "${names[*]}"
+  heartbeat "${names[*]}"
+  out=$(mktemp -d)
+  (cd "$root/tools" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$out/" "${pkgs[@]}") || rc=$?
+  kill "$beat" 2>/dev/null; wait "$beat" 2>/dev/null || true
+  if [ $rc -ne 0 ]; then
+    rm -rf "$out"
+    echo "  ${names[*]}: build failed (exit $rc)" >&2
+    return $rc
+  fi
+  for t in "$@"; do
+    IFS='|' read -r name version pkg _ <<<"$t"
+    mv "$out/$(out_name "$pkg")" "$bin/$name"
+    echo "$version" >"$bin/.stamps/$name"
+  done
+  rm -rf "$out"
+  printf '  %s: built in %s\n' "${names[*]}" "$(fmt_secs $((SECONDS - start)))"
+}
+
+# build_module NAME VERSION SPEC: a tool outside tools/go.mod.
+build_module() {
+  local name=$1 version=$2 pkg=$3 start=$SECONDS rc=0
   printf '  %-24s %-9s building...\n' "$name" "$version"
-  ( while sleep 30; do printf '  %-24s %-9s still building (%s)\n' "$name" "$version" "$(fmt_secs $((SECONDS - start)))"; done ) &
-  local beat=$! rc=0
-  if [[ $pkg == wrap:* ]]; then
+  heartbeat "$name"
+  if [[ $pkg == main:* ]]; then
+    # main:MODULE@VERSION:DIR: DIR's main.go (a trimmed main of that module),
+    # built in a throwaway module that requires MODULE at VERSION.
+    local spec=${pkg#main:} mod dir tmp
+    mod=${spec%%:*} dir=${spec#*:}
+    tmp=$(mktemp -d)
+    ( cp "$root/$dir/main.go" "$tmp/" && cd "$tmp" &&
+      printf 'module example.com/k8s-demo/%s\n\ngo %s\n\nrequire %s %s\n' "$name" "$GO_VERSION" "${mod%@*}" "${mod#*@}" >go.mod &&
+      GOWORK=off GOFLAGS=-mod=mod go mod tidy &&
+      GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/$name" . ) || rc=$?
+    rm -rf "$tmp"
+  elif [[ $pkg == wrap:* ]]; then
     # wrap:MODULE@VERSION:PACKAGE, for a module `go install pkg@version`
     # refuses (the proxy will not list cri-tools' versions): built from a
     # throwaway module that requires it, the same dependency versions.
@@ -73,14 +133,12 @@ build() {
     ( cd "$tmp" && printf 'module example.com/k8s-demo/wrap\n\ngo %s\n\nrequire %s %s\n' "$GO_VERSION" "${mod%@*}" "${mod#*@}" >go.mod &&
       printf '//go:build tools\n\npackage wrap\n\nimport _ "%s"\n' "$pkgpath" >tools.go &&
       GOWORK=off GOFLAGS=-mod=mod go mod tidy &&
-      GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin/$name" "$pkgpath" ) || rc=$?
+      GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/$name" "$pkgpath" ) || rc=$?
     rm -rf "$tmp"
-  elif [[ $pkg == *@* ]]; then
+  else
     # A tool that is not in tools/go.mod (it would drag its own dependency
     # versions into the others): `go install pkg@version`, straight from the proxy.
-    (cd "$root" && GOWORK=off GOBIN="$bin" CGO_ENABLED=0 go install -trimpath "$pkg") || rc=$?
-  else
-    (cd "$root/tools" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin/$name" "$pkg") || rc=$?
+    (cd "$root" && GOWORK=off GOBIN="$bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$pkg") || rc=$?
   fi
   kill "$beat" 2>/dev/null; wait "$beat" 2>/dev/null || true
   if [ $rc -ne 0 ]; then
@@ -119,11 +177,27 @@ fi
 
 echo "tools: building ${#todo[@]} of ${#wanted[@]} into ${bin#"$root"/}/ (a cold build takes several minutes)"
 total_start=$SECONDS
-i=0
+# Tools of tools/go.mod are grouped by their ldflags, one `go build` a group.
+groups=() # distinct ldflags, in order
 for t in "${todo[@]}"; do
-  i=$((i + 1))
   IFS='|' read -r name version pkg ldflags <<<"$t"
-  printf '[%d/%d]' "$i" "${#todo[@]}"
-  build "$name" "$version" "$pkg" "$ldflags"
+  [[ $pkg == *@* ]] && continue
+  seen=""
+  for g in ${groups[@]+"${groups[@]}"}; do [ "$g" = "$ldflags" ] && seen=1; done
+  [ -n "$seen" ] || groups+=("$ldflags")
+done
+for g in ${groups[@]+"${groups[@]}"}; do
+  members=()
+  for t in "${todo[@]}"; do
+    IFS='|' read -r name version pkg ldflags <<<"$t"
+    [[ $pkg == *@* ]] && continue
+    [ "$ldflags" = "$g" ] && members+=("$t")
+  done
+  build_group "$g" "${members[@]}"
+done
+for t in "${todo[@]}"; do
+  IFS='|' read -r name version pkg ldflags <<<"$t"
+  [[ $pkg == *@* ]] || continue
+  build_module "$name" "$version" "$pkg"
 done
 echo "tools: done in $(fmt_secs $((SECONDS - total_start)))"

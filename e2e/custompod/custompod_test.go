@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,8 +48,31 @@ func startController(h *harness.H, impl implementation) harness.Controller {
 	if harness.InCluster() {
 		return impl.deploy(h)
 	}
-	role := impl.install(h)
+	role := install(h, impl)
 	return impl.start(h, h.KubeconfigAs("controller", role))
+}
+
+// Out of the cluster, the tests of this package run side by side: each has a
+// namespace of its own and most of their time is spent waiting on the cluster.
+// In it they do not, since the three Deployments are shared.
+func parallel(t *testing.T) {
+	if !harness.InCluster() {
+		t.Parallel()
+	}
+}
+
+// What parallel tests must still take turns at: installing (`make install`
+// regenerates a module's manifests, and the three modules apply the same
+// CustomPod CRD: two creating it at once, one would fail), and `make run`,
+// whose manager serves its health probes on :8081.
+var installing, makeRun sync.Mutex
+
+// install is impl.install, one test at a time.
+func install(h *harness.H, impl implementation) string {
+	h.Helper()
+	installing.Lock()
+	defer installing.Unlock()
+	return impl.install(h)
 }
 
 var implementations = []implementation{
@@ -86,13 +110,15 @@ func kubebuilderLayout(name, dir string) implementation {
 			if _, err := h.Command(h.Path(dir), "make", "install"); err != nil {
 				h.Fatal(err)
 			}
-			h.KubectlIn(h.Path(dir), "apply", "-f", "config/rbac/role.yaml")
-			return "manager-role"
+			return h.ApplyClusterRoleAs(h.Path(dir, "config/rbac/role.yaml"), dir+"-manager-role")
 		},
 		start: func(h *harness.H, kubeconfig string) *harness.Process {
+			// The manager serves its health probes on :8081, and `make run`
+			// has no flag to move them: one `make run` at a time, released
+			// once the test has stopped it (cleanups run last-in first-out).
+			makeRun.Lock()
+			h.Cleanup(makeRun.Unlock)
 			return h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: h.Path(dir),
-				// The manager serves its health probes on :8081: the subtests
-				// run one after the other, never two managers at once.
 				Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
 		},
 		deploy: func(h *harness.H) *harness.Deployed { return deployKubebuilderLayout(h, dir) },
@@ -108,8 +134,10 @@ func deployKubebuilderLayout(h *harness.H, dir string) *harness.Deployed {
 }
 
 func TestCustomPod(t *testing.T) {
+	parallel(t)
 	for _, impl := range implementations {
 		t.Run(impl.name, func(t *testing.T) {
+			parallel(t)
 			testScale(t, impl)
 		})
 	}

@@ -25,8 +25,10 @@ var binaries = map[string]struct {
 // scale-downs, restarts it, and checks that it converges to exactly
 // spec.replicas with a true status.
 func TestCustomPodSurvivesKills(t *testing.T) {
+	parallel(t)
 	for _, impl := range implementations {
 		t.Run(impl.name, func(t *testing.T) {
+			parallel(t)
 			h := harness.New(t)
 			h.Track("custompod/custompod-sample")
 			var ctrl harness.Controller
@@ -34,7 +36,7 @@ func TestCustomPodSurvivesKills(t *testing.T) {
 				// Killed in its pod (SIGKILL through the CRI), restarted in a new one.
 				ctrl = impl.deploy(h)
 			} else {
-				ctrl = startBinary(h, impl, "controller", h.KubeconfigAs("controller", impl.install(h)))
+				ctrl = startBinary(h, impl, "controller", h.KubeconfigAs("controller", install(h, impl)))
 			}
 			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
 			waitForPods(h, "custompod-sample", 1)

@@ -29,6 +29,18 @@ import (
 // kill_test.go). Each test runs the controller from a build, as the
 // ServiceAccount its generated RBAC is bound to.
 
+// outOfClusterOnly marks a test that runs the controllers beside the cluster
+// whatever the cluster, and lets it run side by side with the others. On kwok
+// (make test) it runs; in-cluster on kind it would repeat that run exactly, so
+// it is skipped there, saying so, unless E2E_FULL=1.
+func outOfClusterOnly(t *testing.T) {
+	t.Helper()
+	if harness.InCluster() && !harness.Full() {
+		t.Skip("runs the controllers out of the cluster, as it does on kwok in make test; E2E_FULL=1 runs it on in-cluster runs too")
+	}
+	t.Parallel()
+}
+
 const sample = "custompod-sample"
 
 var customPodsGVR = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v1", Resource: "custompods"}
@@ -42,37 +54,57 @@ func startBinary(h *harness.H, impl implementation, name, kubeconfig string, ext
 		Env:  []string{"KUBECONFIG=" + kubeconfig}})
 }
 
-// TestCustomPodSurvivesAPIServerOutage kills the API server under a running
-// controller for longer than the control plane's own leader Leases last, and
-// starts it again: the controller, never restarted, must notice, reconnect on
-// its own and go on working. It runs on a kwok cluster of its own, whatever
-// the suite's cluster (make tools builds kwok everywhere): kwok's
-// fake kubelet (v0.8) does not reliably resume marking pods Running after an
-// outage, so the shared cluster is left alone, and what is checked is the
-// controller's part: the pods it creates and its status.
+// TestCustomPodSurvivesAPIServerOutage kills the API server under the three
+// running controllers for longer than the control plane's own leader Leases
+// last, and starts it again: each controller, never restarted, must notice,
+// reconnect on its own and go on working. It runs on a kwok cluster of its
+// own, whatever the suite's cluster (make tools builds kwok everywhere):
+// kwok's fake kubelet (v0.8) does not reliably resume marking pods Running
+// after an outage, so the shared cluster is left alone, and what is checked is
+// the controller's part: the pods it creates and its status. The three
+// controllers ride out one outage together, each in a subtest of its own.
 func TestCustomPodSurvivesAPIServerOutage(t *testing.T) {
+	outOfClusterOnly(t)
 	env := harness.PrivateKwok(t, "k8s-demo-outage")
 	cp, err := env.ControlPlane()
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The outage starts once every subtest has its controller working (or
+	// has failed), and the subtests go on once it is over.
+	var ready sync.WaitGroup
+	ready.Add(len(implementations))
+	over := make(chan struct{})
+	var outageErr error
+	go func() {
+		ready.Wait()
+		defer close(over)
+		ctx := context.Background()
+		if outageErr = cp.StopControlPlane(ctx); outageErr != nil {
+			return
+		}
+		// Longer than the renew deadline of the leader Leases (10 s): the
+		// controllers must ride out an outage that makes the
+		// controller-manager and the scheduler give up.
+		time.Sleep(11 * time.Second)
+		outageErr = cp.StartControlPlane(ctx)
+	}()
 	for _, impl := range implementations {
 		t.Run(impl.name, func(t *testing.T) {
+			t.Parallel()
+			var once sync.Once
+			arrived := func() { once.Do(ready.Done) }
+			defer arrived()
 			h := harness.NewWith(t, env)
 			h.Track("custompod/" + sample)
-			ctrl := startBinary(h, impl, "controller", h.KubeconfigAs("controller", impl.install(h)))
+			ctrl := startBinary(h, impl, "controller", h.KubeconfigAs("controller", install(h, impl)))
 			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
 			waitForStatus(h, sample, 1)
 
-			if err := cp.StopControlPlane(h.Ctx); err != nil {
-				t.Fatal(err)
-			}
-			// Longer than the renew deadline of the leader Leases (10 s):
-			// the controllers must ride out an outage that makes the
-			// controller-manager and the scheduler give up.
-			time.Sleep(11 * time.Second)
-			if err := cp.StartControlPlane(h.Ctx); err != nil {
-				t.Fatal(err)
+			arrived()
+			<-over
+			if outageErr != nil {
+				t.Fatalf("the outage: %v", outageErr)
 			}
 			h.Kubectl("scale", "custompod/"+sample, "--replicas=3")
 			waitForStatus(h, sample, 3)
@@ -115,15 +147,17 @@ func waitForStatus(h *harness.H, name string, n int) {
 // writes the status: every edit must land (conflicts retried, nothing lost)
 // and the controller must converge on the last spec.
 func TestCustomPodConcurrentEdits(t *testing.T) {
+	outOfClusterOnly(t)
 	editors, rounds := 10, 5
 	if harness.Full() {
 		editors, rounds = 50, 10
 	}
 	for _, impl := range implementations {
 		t.Run(impl.name, func(t *testing.T) {
+			t.Parallel()
 			h := harness.New(t)
 			h.Track("custompod/" + sample)
-			startBinary(h, impl, "controller", h.KubeconfigAs("controller", impl.install(h)))
+			startBinary(h, impl, "controller", h.KubeconfigAs("controller", install(h, impl)))
 			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
 			waitForPods(h, sample, 1)
 
@@ -235,11 +269,13 @@ const (
 // the Lease and works, the other waits. Killed without a chance to hand the
 // Lease over, the leader is replaced once the Lease expires.
 func TestCustomPodLeaderElection(t *testing.T) {
+	outOfClusterOnly(t)
 	for _, impl := range implementations {
 		t.Run(impl.name, func(t *testing.T) {
+			t.Parallel()
 			h := harness.New(t)
 			h.Track("custompod/"+sample, "lease")
-			kubeconfig := h.KubeconfigAs("controller", impl.install(h))
+			kubeconfig := h.KubeconfigAs("controller", install(h, impl))
 			leaderElectionRBAC(h, impl, "controller")
 			le := []string{"--leader-elect", "--leader-election-namespace=" + h.Namespace}
 			first := startBinary(h, impl, "replica-1", kubeconfig, le...)
@@ -320,11 +356,13 @@ func holderOf(l *coordinationv1.Lease) string {
 // ClusterRole minus one verb, create on pods: it must say so where a user
 // looks (a Warning event on the CustomPod, and its log), not loop silently.
 func TestCustomPodRBACVerbRemoved(t *testing.T) {
+	outOfClusterOnly(t)
 	for _, impl := range implementations {
 		t.Run(impl.name, func(t *testing.T) {
+			t.Parallel()
 			h := harness.New(t)
 			h.Track("custompod/" + sample)
-			role, err := h.Env.Client.RbacV1().ClusterRoles().Get(h.Ctx, impl.install(h), metav1.GetOptions{})
+			role, err := h.Env.Client.RbacV1().ClusterRoles().Get(h.Ctx, install(h, impl), metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

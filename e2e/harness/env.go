@@ -160,6 +160,10 @@ func Main(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	if err := cluster.CheckPorts(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	env, err := Setup(ctx)
 	cancel()

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
 )
 
 // KubeconfigAs returns a kubeconfig that authenticates as a new ServiceAccount
@@ -73,4 +74,35 @@ func (h *H) Can(kubeconfig, verb, resource string) bool {
 	out, err := h.Command("", filepath.Join(h.Env.BinDir, "kubectl"), "--kubeconfig", kubeconfig, "auth", "can-i", verb, resource)
 	_ = err // can-i exits 1 for "no"
 	return len(out) >= 3 && out[:3] == "yes"
+}
+
+// ApplyClusterRoleAs applies the ClusterRole in a module's manifest under
+// another name, and returns that name. kubebuilder-demo's and operator-demo's
+// config/rbac/role.yaml both name theirs manager-role, with different rules:
+// under names of their own, tests of the two can run side by side.
+func (h *H) ApplyClusterRoleAs(path, name string) string {
+	h.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		h.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(b, &role); err != nil {
+		h.Fatalf("%s: not one ClusterRole: %v", path, err)
+	}
+	if role.Kind != "ClusterRole" {
+		h.Fatalf("%s holds a %s, not a ClusterRole", path, role.Kind)
+	}
+	role.Name = name
+	roles := h.Env.Client.RbacV1().ClusterRoles()
+	if old, err := roles.Get(h.Ctx, name, metav1.GetOptions{}); err == nil {
+		role.ResourceVersion = old.ResourceVersion
+		_, err = roles.Update(h.Ctx, &role, metav1.UpdateOptions{})
+		if err != nil {
+			h.Fatalf("updating ClusterRole %s from %s: %v", name, path, err)
+		}
+	} else if _, err := roles.Create(h.Ctx, &role, metav1.CreateOptions{}); err != nil {
+		h.Fatalf("creating ClusterRole %s from %s: %v", name, path, err)
+	}
+	return name
 }
