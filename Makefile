@@ -88,7 +88,7 @@ kubeconfig: cluster-cli ## Print the cluster's kubeconfig path: export KUBECONFI
 
 .PHONY: e2e
 e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given: controllers deployed in-cluster; CLUSTER=kwok offline). Creates the cluster if needed and removes only what it created.
-	@$(CLUSTER_CLI) preflight
+	@cd e2e && GOWORK=off go run ./cmd/preflight
 	@cd e2e && CLUSTER=$(E2E_CLUSTER) E2E_MANAGERS=$(E2E_MANAGERS) $(CLUSTER_CLI) run -- go test -count=1 -p 1 -parallel 4 -timeout 45m $(E2E_PACKAGES)
 
 .PHONY: bench

@@ -26,9 +26,8 @@ prebuild_logged() {
 }
 
 run_tests() {
-  step "cluster command: build bin/e2e-cluster" bash -c "cd '$ROOT/e2e' && GOWORK=off go build -o '$LOCALBIN/e2e-cluster' ./cmd/cluster" || return
   # Before anything long: the suites' programs need their fixed ports free.
-  step "preflight: the ports the suites listen on are free" "$LOCALBIN/e2e-cluster" preflight || return
+  step "preflight: the ports the suites listen on are free" bash -c "cd '$ROOT/e2e' && GOWORK=off go run ./cmd/preflight" || return
   mkdir -p "$ROOT/.cache"
   nice -n 10 bash -c "$(declare -f modules prebuild prebuild_logged); ROOT='$ROOT'; prebuild_logged" >"$ROOT/.cache/prebuild.log" 2>&1 &
   local prebuild_pid=$!
@@ -36,6 +35,7 @@ run_tests() {
   # What it did not finish, the later steps compile themselves; a package it
   # could not compile, they report.
   step "the modules' dependencies compiled (what is left of it)" wait $prebuild_pid
+  step "cluster command: build bin/e2e-cluster" bash -c "cd '$ROOT/e2e' && GOWORK=off go build -o '$LOCALBIN/e2e-cluster' ./cmd/cluster" || return
   step "verify: versions, gofmt, generated files" "$ROOT/scripts/verify.sh" || return
   # Two lines of work side by side, each in the order a failure is cheapest
   # to find: the demos' own tests (compiling and envtest: mostly CPU), and the

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"example.com/k8s-demo/e2e/cluster"
+	"example.com/k8s-demo/e2e/ports"
 )
 
 // Env is the cluster a test binary runs against.
@@ -160,7 +161,7 @@ func Main(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	if err := cluster.CheckPorts(); err != nil {
+	if err := ports.Check(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}

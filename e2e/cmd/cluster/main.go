@@ -5,8 +5,6 @@
 //	cluster down               delete it and what it left on the machine
 //	cluster kubeconfig         print the kubeconfig path, alone
 //	cluster load-image IMAGE   copy a local Docker image into the nodes (kind)
-//	cluster preflight          fail, naming the process, if a port the e2e
-//	                           suites listen on is taken
 //	cluster run -- CMD ARGS    bring the cluster up if needed, run CMD with
 //	                           KUBECONFIG set, then delete the cluster only
 //	                           if this run created it
@@ -32,7 +30,7 @@ import (
 
 func main() {
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: cluster up|down|kubeconfig|load-image IMAGE|preflight|run -- CMD [ARGS]\n")
+		fmt.Fprintf(os.Stderr, "usage: cluster up|down|kubeconfig|load-image IMAGE|run -- CMD [ARGS]\n")
 	}
 	flag.Parse()
 	if err := run(flag.Args()); err != nil {
@@ -88,10 +86,6 @@ func run(args []string) error {
 	case "down":
 		fmt.Fprintf(os.Stderr, "cluster down: %s cluster %q\n", p.Name(), opts.Name)
 		return p.Down(ctx)
-	case "preflight":
-		// The suites' programs listen on fixed ports: say before anything
-		// long starts if something else holds one.
-		return cluster.CheckPorts()
 	case "load-image":
 		if len(args) != 2 {
 			return fmt.Errorf("load-image takes one image name, got %d arguments", len(args)-1)

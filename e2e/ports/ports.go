@@ -1,4 +1,8 @@
-package cluster
+// Package ports checks, before the suites start, that the loopback ports
+// their out-of-cluster programs listen on are free, and names the process
+// holding one that is not. It imports nothing but the standard library, so
+// that `go run ./cmd/preflight` is quick even on an empty build cache.
+package ports
 
 import (
 	"fmt"
@@ -8,10 +12,10 @@ import (
 	"strings"
 )
 
-// FixedPorts are the loopback ports the suites' programs listen on as the
+// Fixed are the loopback ports the suites' programs listen on as the
 // tutorial runs them, with what listens there: `make run` has no flag for its
 // address, so a second manager on the same machine cannot start.
-var FixedPorts = []struct {
+var Fixed = []struct {
 	Port int
 	What string
 }{
@@ -19,12 +23,12 @@ var FixedPorts = []struct {
 	{8090, "crd-demo's network backend (`make run` in crd-demo, docs/crd-demo.md)"},
 }
 
-// CheckPorts fails, in one line a port, when a program the suites would start
+// Check fails, in one line a port, when a program the suites would start
 // could not listen because something else already does: typically a
 // `make run` from the tutorial left running in another terminal.
-func CheckPorts() error {
+func Check() error {
 	var msgs []string
-	for _, p := range FixedPorts {
+	for _, p := range Fixed {
 		l, err := net.Listen("tcp", ":"+strconv.Itoa(p.Port))
 		if err == nil {
 			l.Close()
