@@ -112,28 +112,24 @@ build_module() {
   local name=$1 version=$2 pkg=$3 start=$SECONDS rc=0
   printf '  %-24s %-9s building...\n' "$name" "$version"
   heartbeat "$name"
-  if [[ $pkg == main:* ]]; then
-    # main:MODULE@VERSION:DIR: DIR's main.go (a trimmed main of that module),
-    # built in a throwaway module that requires MODULE at VERSION.
-    local spec=${pkg#main:} mod dir tmp
-    mod=${spec%%:*} dir=${spec#*:}
+  if [[ $pkg == main:* || $pkg == wrap:* ]]; then
+    # Built in a throwaway module that requires MODULE at VERSION, with the
+    # dependency versions MODULE's go.mod gives:
+    #   wrap:MODULE@VERSION:PACKAGE  PACKAGE itself, for a module whose
+    #       `go install pkg@version` the proxy refuses (it will not list
+    #       cri-tools' versions);
+    #   main:MODULE@VERSION:DIR      DIR's main.go, a trimmed main of MODULE.
+    local kind=${pkg%%:*} spec=${pkg#*:} mod target tmp
+    mod=${spec%%:*} target=${spec#*:}
     tmp=$(mktemp -d)
-    ( cp "$root/$dir/main.go" "$tmp/" && cd "$tmp" &&
-      printf 'module example.com/k8s-demo/%s\n\ngo %s\n\nrequire %s %s\n' "$name" "$GO_VERSION" "${mod%@*}" "${mod#*@}" >go.mod &&
+    ( cd "$tmp" && printf 'module example.com/k8s-demo/%s\n\ngo %s\n\nrequire %s %s\n' "$name" "$GO_VERSION" "${mod%@*}" "${mod#*@}" >go.mod &&
+      if [ "$kind" = main ]; then
+        cp "$root/$target/main.go" . && target=.
+      else
+        printf '//go:build tools\n\npackage wrap\n\nimport _ "%s"\n' "$target" >tools.go
+      fi &&
       GOWORK=off GOFLAGS=-mod=mod go mod tidy &&
-      GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/$name" . ) || rc=$?
-    rm -rf "$tmp"
-  elif [[ $pkg == wrap:* ]]; then
-    # wrap:MODULE@VERSION:PACKAGE, for a module `go install pkg@version`
-    # refuses (the proxy will not list cri-tools' versions): built from a
-    # throwaway module that requires it, the same dependency versions.
-    local spec=${pkg#wrap:} mod pkgpath tmp
-    mod=${spec%%:*} pkgpath=${spec#*:}
-    tmp=$(mktemp -d)
-    ( cd "$tmp" && printf 'module example.com/k8s-demo/wrap\n\ngo %s\n\nrequire %s %s\n' "$GO_VERSION" "${mod%@*}" "${mod#*@}" >go.mod &&
-      printf '//go:build tools\n\npackage wrap\n\nimport _ "%s"\n' "$pkgpath" >tools.go &&
-      GOWORK=off GOFLAGS=-mod=mod go mod tidy &&
-      GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/$name" "$pkgpath" ) || rc=$?
+      GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/$name" "$target" ) || rc=$?
     rm -rf "$tmp"
   else
     # A tool that is not in tools/go.mod (it would drag its own dependency
