@@ -60,16 +60,32 @@ side_by_side() {
   done
   printf '\n\033[1m==> side by side: (1) %s; (2) %s\033[0m\n' "${titles[0]}" "${titles[1]}"
   printf '    their output follows when both are done; meanwhile: tail -f .cache/side-by-side/{0,1}.log\n'
-  local running=1
+  # Every minute, what each is at; and the moment one ends, how it ended (a
+  # failure is then known without waiting for the other).
+  local running=1 esc reported=("" "")
+  esc=$(printf '\033')
   while [ $running = 1 ]; do
     running=0
-    for i in 0 1; do kill -0 "${pids[$i]}" 2>/dev/null && running=1; done
+    for i in 0 1; do
+      if kill -0 "${pids[$i]}" 2>/dev/null; then
+        running=1
+      elif [ -z "${reported[$i]}" ]; then
+        reported[i]=yes
+        local last
+        last=$(tail -1 "$dir/$i.steps" 2>/dev/null)
+        case "$last" in
+          *"|ok|"*) printf '    (%d) %s: done, ok\n' $((i + 1)) "$(fmt_secs $((SECONDS - start)))" ;;
+          *) printf '    (%d) %s: FAILED at "%s"; its output: .cache/side-by-side/%d.log (and below, once the other is done)\n' \
+               $((i + 1)) "$(fmt_secs $((SECONDS - start)))" "${last##*|}" "$i" ;;
+        esac
+      fi
+    done
     [ $running = 1 ] || break
     sleep 5
     if [ $(((SECONDS - start) % 60)) -lt 5 ]; then
       for i in 0 1; do
         local at
-        at=$(grep -a '==>' "$dir/$i.log" 2>/dev/null | tail -1 | sed 's/\x1b\[[0-9;]*m//g; s/^==> //')
+        at=$(grep -a '==>' "$dir/$i.log" 2>/dev/null | tail -1 | sed "s/$esc\[[0-9;]*m//g; s/^==> //")
         kill -0 "${pids[$i]}" 2>/dev/null && printf '    (%d) %s: at %s\n' $((i + 1)) "$(fmt_secs $((SECONDS - start)))" "${at:-its start}"
       done
     fi

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # `make test`: everything, in the order a failure is cheapest to find.
 #   1. the pinned tools (built once, then skipped in a fraction of a second)
-#   2. make verify: versions, gofmt, generated code and manifests
-#   3. each demo module's own `make test` (unit and envtest suites)
-#   4. the e2e suites, on a kwok cluster of their own that is removed after
+#   2. side by side:
+#      (1) make verify (versions, gofmt, generated code and manifests), each
+#          demo module's own `make test` (unit and envtest suites), then
+#          `make demo KEEP=0`;
+#      (2) the e2e suites, on a kwok cluster of their own that is removed after
 # It stops at the first failure, and always says where the time went.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -36,15 +38,18 @@ run_tests() {
   # could not compile, they report.
   step "the modules' dependencies compiled (what is left of it)" wait $prebuild_pid
   step "cluster command: build bin/e2e-cluster" bash -c "cd '$ROOT/e2e' && GOWORK=off go build -o '$LOCALBIN/e2e-cluster' ./cmd/cluster" || return
-  step "verify: versions, gofmt, generated files" "$ROOT/scripts/verify.sh" || return
   # Two lines of work side by side, each in the order a failure is cheapest
-  # to find: the demos' own tests (compiling and envtest: mostly CPU), and the
-  # README's demo then the e2e suites (mostly waiting on their clusters). One
-  # after the other, a core sat idle through the second.
-  side_by_side "the demos' own tests" module_tests "make demo, then the e2e suites on kwok" cluster_tests
+  # to find: (1) the checks that need no cluster of their own, then the
+  # README's demo (compiling and envtest: mostly CPU); (2) the e2e suites
+  # (mostly waiting on their cluster). One after the other, a core sat idle
+  # through the suites. Both may run `make install` or `make build` in the same
+  # module: what controller-gen writes there is the same from either.
+  side_by_side "verify, the demos' own tests, then make demo" checks_then_demo \
+    "the e2e suites on a kwok cluster" e2e_suites
 }
 
-module_tests() {
+checks_then_demo() {
+  step "verify: versions, gofmt, generated files" "$ROOT/scripts/verify.sh" || return
   local m
   for m in $(modules); do
     [ "$m" = e2e ] && continue
@@ -54,12 +59,12 @@ module_tests() {
       step "$m: go test ./..." bash -c "cd '$ROOT/$m' && GOWORK=off KUBEBUILDER_ASSETS='$LOCALBIN' go test -count=1 ./..." || return
     fi
   done
-}
-
-cluster_tests() {
   # The README's first command, start to finish, on a cluster of its own.
   step "demo: make demo KEEP=0 (CLUSTER_NAME=k8s-demo-test-demo)" \
-    make -C "$ROOT" demo KEEP=0 CLUSTER=kwok CLUSTER_NAME=k8s-demo-test-demo || return
+    make -C "$ROOT" demo KEEP=0 CLUSTER=kwok CLUSTER_NAME=k8s-demo-test-demo
+}
+
+e2e_suites() {
   # A cluster of its own, so that a cluster the user has up is left alone.
   # One package at a time (-p 1): the suites run `make install` and `make run`
   # in the same modules; inside a package, tests run side by side (-parallel).
