@@ -80,6 +80,10 @@ kind-node-image: ## Build the offline kind node image (Debian packages and Go mo
 kind-node-image-tag: ## Print the offline node image's tag: KIND_NODE_IMAGE=$$(make -s kind-node-image-tag)
 	@scripts/kind-node-image.sh --tag
 
+.PHONY: env
+env: cluster-cli ## Print the exports that point a terminal at the cluster and the pinned tools: eval "$$(make -s -C <repository> env)"
+	@CLUSTER=$(CLUSTER) $(CLUSTER_CLI) env
+
 .PHONY: kubeconfig
 kubeconfig: cluster-cli ## Print the cluster's kubeconfig path: export KUBECONFIG=$$(make -s kubeconfig)
 	@CLUSTER=$(CLUSTER) $(CLUSTER_CLI) kubeconfig

@@ -36,20 +36,24 @@ tar -C "$KB" "${excludes[@]}" -cf - . | tar -C "$norm" -xf -
 mkdir -p "$norm/api/zhhnzw" "$norm/internal/controller/zhhnzw"
 mv "$norm/api/v1" "$norm/api/zhhnzw/v1"
 find "$norm/internal/controller" -maxdepth 1 -type f -exec mv {} "$norm/internal/controller/zhhnzw/" \;
-sed -i 's/^package controller$/package zhhnzw/' "$norm"/internal/controller/zhhnzw/*.go
+# edit FILE SED-ARGS...: sed in place, as GNU's and BSD's sed -i spell it differently.
+edit() { local f=$1; shift; sed "$@" "$f" >"$f.edit" && mv "$f.edit" "$f"; }
+for f in "$norm"/internal/controller/zhhnzw/*.go; do
+  edit "$f" 's/^package controller$/package zhhnzw/'
+done
 for f in "$norm"/config/rbac/custompod_*_role.yaml; do
   base=$(basename "$f")
   mv "$f" "$norm/config/rbac/zhhnzw_$base"
-  sed -i 's/name: custompod-\(admin\|editor\|viewer\)-role/name: zhhnzw-custompod-\1-role/' "$norm/config/rbac/zhhnzw_$base"
+  edit "$norm/config/rbac/zhhnzw_$base" -E 's/name: custompod-(admin|editor|viewer)-role/name: zhhnzw-custompod-\1-role/'
 done
-sed -i 's/^- custompod_/- zhhnzw_custompod_/' "$norm/config/rbac/kustomization.yaml"
+edit "$norm/config/rbac/kustomization.yaml" 's/^- custompod_/- zhhnzw_custompod_/'
 
 # The module path and project name, in every text file.
 grep -rlI -e kubebuilder-demo -e 'k8s-demo/kubebuilder-demo' "$norm" | while read -r f; do
-  sed -i \
+  edit "$f" \
     -e 's#k8s-demo/kubebuilder-demo/api/v1"#k8s-demo/operator-demo/api/zhhnzw/v1"#g' \
     -e 's#k8s-demo/kubebuilder-demo/internal/controller"#k8s-demo/operator-demo/internal/controller/zhhnzw"#g' \
-    -e 's/kubebuilder-demo/operator-demo/g' "$f"
+    -e 's/kubebuilder-demo/operator-demo/g'
 done
 
 # Lists of files (relative paths) on each side.

@@ -44,8 +44,10 @@ wait_for() {
 }
 
 # background NAME command args...: starts a controller or a server as you
-# would in a second terminal, its output in .cache/demo/NAME.log.
-declare -A bg_pids=()
+# would in a second terminal, its output in .cache/demo/NAME.log. Names and
+# pids are two lists, side by side: macOS's bash 3.2 has no associative arrays.
+bg_names=()
+bg_pids=()
 logs=$ROOT/.cache/demo
 mkdir -p "$logs"
 background() {
@@ -53,18 +55,24 @@ background() {
   shift
   printf '\033[36m$ %s &\033[0m   (in the background; output in %s)\n' "$*" "${logs#"$ROOT"/}/$name.log"
   "$@" >"$logs/$name.log" 2>&1 &
-  bg_pids[$name]=$!
+  bg_names+=("$name")
+  bg_pids+=($!)
 }
+# stop NAME: stops what background NAME started, if it still runs.
 stop() {
-  local pid=${bg_pids[$1]:-}
-  [ -n "$pid" ] || return 0
-  kill "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-  unset "bg_pids[$1]"
+  local i=0
+  while [ $i -lt ${#bg_names[@]} ]; do
+    if [ "${bg_names[$i]}" = "$1" ] && [ -n "${bg_pids[$i]}" ]; then
+      kill "${bg_pids[$i]}" 2>/dev/null
+      wait "${bg_pids[$i]}" 2>/dev/null
+      bg_pids[i]=
+    fi
+    i=$((i + 1))
+  done
 }
 cleanup() {
-  local rc=$? name
-  for name in "${!bg_pids[@]}"; do stop "$name"; done
+  local rc=$? i=0
+  while [ $i -lt ${#bg_names[@]} ]; do stop "${bg_names[$i]}"; i=$((i + 1)); done
   # KEEP=0 promises a torn-down cluster, also when a step failed.
   if [ "$KEEP" = 0 ] && [ $rc -ne 0 ]; then
     make -s -C "$ROOT" cluster-down CLUSTER="$CLUSTER" >/dev/null 2>&1

@@ -116,7 +116,8 @@ busybox_image=docker.io/library/busybox:latest
 
 images_list=()
 load_images_list() {
-  mapfile -t images_list < <("$LOCALBIN/kubeadm" config images list --kubernetes-version "$KUBERNETES_VERSION" 2>/dev/null)
+  local i
+  while IFS= read -r i; do images_list+=("$i"); done < <("$LOCALBIN/kubeadm" config images list --kubernetes-version "$KUBERNETES_VERSION" 2>/dev/null)
   [ ${#images_list[@]} -gt 0 ] || die "kubeadm config images list printed nothing"
 }
 

@@ -16,15 +16,30 @@ trap summary EXIT
 # lower priority: on a cold cache, compiling Kubernetes leaves a core idle for
 # much of the time (the packages on its critical path compile one at a time),
 # and this fills it. The later steps then find their dependencies compiled.
+# A package with only test files is left out: `go build` refuses it ("no
+# non-test Go files"), and what its tests import is listed on its own.
 prebuild() {
-  local m pkgs
+  local m pkgs rc=0
   for m in $(modules); do
-    pkgs=$(cd "$ROOT/$m" && GOWORK=off go list -e -deps -test -f '{{if not .ForTest}}{{.ImportPath}}{{end}}' ./... | grep -v '\.test$') || return
-    (cd "$ROOT/$m" && GOWORK=off go build $pkgs) || return
+    pkgs=$(cd "$ROOT/$m" && GOWORK=off go list -e -deps -test \
+      -f '{{if and (not .ForTest) (or .GoFiles .CgoFiles)}}{{.ImportPath}}{{end}}' ./... | grep -v '\.test$') &&
+      (cd "$ROOT/$m" && GOWORK=off go build $pkgs) ||
+      { echo "prebuild: $m: failed; the later steps compile what it did not, and report what fails"; rc=1; }
   done
+  return $rc
 }
 prebuild_logged() {
-  prebuild || echo "prebuild: stopped there; the later steps compile what it did not, and report what fails"
+  prebuild && echo "prebuild: done"
+}
+# prebuild_wait PID: waits for it; what it could not compile is shown, not
+# fatal: the later steps compile it themselves, and report what fails.
+prebuild_wait() {
+  wait "$1"
+  if ! grep -q '^prebuild: done' "$ROOT/.cache/prebuild.log"; then
+    echo "the dependencies' compile stopped short; the later steps compile the rest:"
+    grep -v '^go: downloading' "$ROOT/.cache/prebuild.log"
+  fi
+  return 0
 }
 
 run_tests() {
@@ -36,7 +51,7 @@ run_tests() {
   step "tools: make tools (and, beside it, the modules' dependencies compiled: .cache/prebuild.log)" "$ROOT/scripts/tools.sh" || { kill $prebuild_pid 2>/dev/null; return 1; }
   # What it did not finish, the later steps compile themselves; a package it
   # could not compile, they report.
-  step "the modules' dependencies compiled (what is left of it)" wait $prebuild_pid
+  step "the modules' dependencies compiled (what is left of it)" prebuild_wait $prebuild_pid
   step "cluster command: build bin/e2e-cluster" bash -c "cd '$ROOT/e2e' && GOWORK=off go build -o '$LOCALBIN/e2e-cluster' ./cmd/cluster" || return
   # Two lines of work side by side, each in the order a failure is cheapest
   # to find: (1) the checks that need no cluster of their own, then the

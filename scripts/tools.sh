@@ -41,8 +41,8 @@ for gen in applyconfiguration-gen client-gen conversion-gen deepcopy-gen default
   tools+=("$gen|$K8S_LIBS_VERSION|k8s.io/code-generator/cmd/$gen|")
 done
 # main_hash NAME: part of the stamp of a tool built from images/kind-node/NAME/main.go,
-# so that a change to that file builds it again.
-main_hash() { cat "$root/images/kind-node/$1/main.go" | { sha256sum 2>/dev/null || shasum -a 256; } | cut -c1-8; }
+# so that a change to that file builds it again (cksum: POSIX, on macOS too).
+main_hash() { cksum <"$root/images/kind-node/$1/main.go" | cut -d' ' -f1; }
 # Built on request only: golangci-lint is large and only `make lint` needs it;
 # the others go into the offline kind node image (scripts/kind-node-image.sh).
 optional=(

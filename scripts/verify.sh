@@ -47,6 +47,11 @@ for m in $(modules); do
   fi
 done
 
+# The scripts make runs, and the shell blocks the docs ask a reader to type,
+# must work on a Mac: bash 3.2, BSD tools, zsh (e2e/cmd/portable).
+echo ">> scripts and typed shell blocks: bash 3.2, BSD tools, zsh"
+(cd "$ROOT/e2e" && GOWORK=off go run ./cmd/portable -root "$ROOT") || rc=1
+
 # Every code excerpt in docs/ must match the source it is pulled from.
 echo ">> docs: excerpts match their sources"
 "$ROOT/scripts/excerpts.sh" -check || rc=1

@@ -118,8 +118,10 @@ func kubebuilderLayout(name, dir string) implementation {
 			// once the test has stopped it (cleanups run last-in first-out).
 			makeRun.Lock()
 			h.Cleanup(makeRun.Unlock)
-			return h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: h.Path(dir),
+			p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: h.Path(dir),
 				Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
+			h.WaitForLog(p, "Starting workers", 10*time.Minute)
+			return p
 		},
 		deploy: func(h *harness.H) *harness.Deployed { return deployKubebuilderLayout(h, dir) },
 	}
@@ -208,6 +210,7 @@ func testScale(t *testing.T, impl implementation) {
 	if log := ctrl.Log(); strings.Contains(log, "forbidden") {
 		t.Errorf("the controller was refused a request, so its RBAC is incomplete:\n%s", ctrl.Tail(40))
 	}
+	h.ExpectAPIServerLogged(ctrl)
 }
 
 // waitForPods waits until the CustomPod has exactly n pods Running (not

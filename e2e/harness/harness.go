@@ -242,3 +242,51 @@ func (h *H) Dump(w io.Writer) {
 		fmt.Fprintf(w, "\n=== log of the in-cluster controller %s (image %s; last 300 lines)\n%s\n", d.name(), d.image, d.Tail(300))
 	}
 }
+
+// ExpectAPIServerLogged fails the test unless the controller's log names the
+// API server it talks to, on a line with "Using the API server": beside the
+// cluster, the one the harness's kubeconfig names. A controller started in a
+// terminal without KUBECONFIG falls back to ~/.kube/config; this line is how
+// its reader finds out.
+func (h *H) ExpectAPIServerLogged(c Controller) {
+	h.Helper()
+	log := c.Log()
+	i := strings.Index(log, "Using the API server")
+	if i < 0 {
+		h.Errorf("the controller's log has no \"Using the API server\" line naming the cluster it talks to:\n%s", c.Tail(20))
+		return
+	}
+	line, _, _ := strings.Cut(log[i:], "\n")
+	if !InCluster() && !strings.Contains(line, h.Env.Config.Host) {
+		h.Errorf("the controller logged %q; expected it to name %s, the API server of the cluster under test", line, h.Env.Config.Host)
+	}
+}
+
+// WaitForLog waits until what p's latest run has written contains substr,
+// failing at once if p exits first. It is for `make run`, which builds
+// before it runs: on a cold build cache that can take minutes, which the
+// waits for what the controller does should not have to cover.
+func (h *H) WaitForLog(p *Process, substr string, timeout time.Duration) {
+	h.Helper()
+	h.WaitFor(fmt.Sprintf("%s to log %q", p.Spec.Name, substr), timeout, func(ctx context.Context) (bool, string, error) {
+		// After the "=== TIME: COMMAND" line that starts the latest run.
+		log := p.Log()
+		if i := strings.LastIndex(log, "\n=== "); i >= 0 || strings.HasPrefix(log, "=== ") {
+			log = log[i+1:]
+			if _, rest, ok := strings.Cut(log, "\n"); ok {
+				log = rest
+			} else {
+				log = ""
+			}
+		}
+		if strings.Contains(log, substr) {
+			return true, "", nil
+		}
+		if !p.Running() {
+			// Waiting longer cannot help (WaitFor runs the check on the
+			// test's goroutine, so it may end the test).
+			h.Fatalf("%s exited before it logged %q:\n%s", p.Spec.Name, substr, p.Tail(30))
+		}
+		return false, p.Tail(3), nil
+	})
+}

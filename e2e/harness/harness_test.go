@@ -215,3 +215,56 @@ func TestKubeconfigAsHasOnlyTheBoundRole(t *testing.T) {
 		t.Errorf("creating a configmap as the ServiceAccount: want forbidden, got %v", err)
 	}
 }
+
+// fatalTB records the test's Fatalf and stops there, as testing.T would.
+type fatalTB struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalTB) Helper() {}
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic(f)
+}
+
+func TestWaitForLog(t *testing.T) {
+	h := New(t)
+	p := h.Start(ProcessSpec{Name: "slow-starter", Path: "sh", Args: []string{"-c", "echo building; sleep 1; printf 'Starting %s\\n' workers; exec sleep 300"}})
+	start := time.Now()
+	h.WaitForLog(p, "Starting workers", 30*time.Second)
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("the wait ended after %s, before the program logged the line (a second in)", d)
+	}
+	// After a restart, only the new run's output counts.
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	h.WaitForLog(p, "Starting workers", 30*time.Second)
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("after a restart the wait ended after %s: it read the first run's output", d)
+	}
+
+	// A program that exits first ends the wait at once, with its output.
+	q := h.Start(ProcessSpec{Name: "crasher", Path: "sh", Args: []string{"-c", "echo 'listen tcp :8081: bind: address already in use'; exit 1"}})
+	fatal := &fatalTB{TB: t}
+	start = time.Now()
+	func() {
+		defer func() {
+			if r := recover(); r != nil && r != fatal {
+				panic(r)
+			}
+		}()
+		(&H{TB: fatal, Env: h.Env, Ctx: h.Ctx}).WaitForLog(q, "Starting workers", time.Minute)
+	}()
+	if !strings.Contains(fatal.msg, `crasher exited before it logged "Starting workers"`) || !strings.Contains(fatal.msg, "address already in use") {
+		t.Errorf("want a failure naming the program and showing its output, got %q", fatal.msg)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the wait went on for %s after the program had exited", d)
+	}
+}

@@ -124,6 +124,7 @@ func TestNetworkWalkthrough(t *testing.T) {
 	if log := ctrl.Log(); strings.Contains(log, "forbidden") {
 		t.Errorf("the controller was refused a request, so its RBAC is incomplete:\n%s", ctrl.Tail(40))
 	}
+	h.ExpectAPIServerLogged(ctrl)
 }
 
 func waitForBackend(h *harness.H, url, cidr, gateway string) {

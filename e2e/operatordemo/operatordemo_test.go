@@ -38,8 +38,10 @@ func startManager(h *harness.H) harness.Controller {
 	}
 	h.KubectlIn(dir, "apply", "-f", "config/rbac/role.yaml")
 	kubeconfig := h.KubeconfigAs("manager", "manager-role")
-	return h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: dir,
+	p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: dir,
 		Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
+	h.WaitForLog(p, "Starting workers", 10*time.Minute)
+	return p
 }
 
 // pods lists the running, not terminating pods with a label, and their names.

@@ -187,6 +187,9 @@ func main() {
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS = float32(kubeAPIQPS)
 	restConfig.Burst = kubeAPIBurst
+	// Without KUBECONFIG, the config falls back to ~/.kube/config, which may
+	// be another cluster: say which one this is, first thing.
+	setupLog.Info("Using the API server", "host", restConfig.Host, "KUBECONFIG", os.Getenv("KUBECONFIG"))
 
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  scheme,

@@ -5,9 +5,11 @@ package kubeconfig
 import (
 	"flag"
 	"fmt"
+	"os"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 )
 
 // Flags are the connection flags both crd-demo controllers take.
@@ -65,5 +67,22 @@ func Load(masterURL, path string) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig (pass --kubeconfig, set KUBECONFIG, or run in a cluster): %w", err)
 	}
+	// A terminal without KUBECONFIG quietly falls back to ~/.kube/config,
+	// which may be another cluster: say which one this is, first thing.
+	klog.InfoS("Using the API server", "host", cfg.Host, "from", source(path))
 	return cfg, nil
+}
+
+// source says where Load found the configuration, in the order it looks.
+func source(path string) string {
+	if path != "" {
+		return path
+	}
+	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		return "$KUBECONFIG=" + env
+	}
+	if _, err := os.Stat(clientcmd.RecommendedHomeFile); err == nil {
+		return clientcmd.RecommendedHomeFile
+	}
+	return "the in-cluster service account"
 }

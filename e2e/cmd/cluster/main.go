@@ -4,6 +4,9 @@
 //	cluster up                 create the cluster (or start it again), wait for Ready nodes
 //	cluster down               delete it and what it left on the machine
 //	cluster kubeconfig         print the kubeconfig path, alone
+//	cluster env                print the exports that point a shell at the
+//	                           cluster and the pinned tools, with absolute
+//	                           paths; fails when the cluster is not up
 //	cluster load-image IMAGE   copy a local Docker image into the nodes (kind)
 //	cluster run -- CMD ARGS    bring the cluster up if needed, run CMD with
 //	                           KUBECONFIG set, then delete the cluster only
@@ -22,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,7 +34,7 @@ import (
 
 func main() {
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: cluster up|down|kubeconfig|load-image IMAGE|run -- CMD [ARGS]\n")
+		fmt.Fprintf(os.Stderr, "usage: cluster up|down|kubeconfig|env|load-image IMAGE|run -- CMD [ARGS]\n")
 	}
 	flag.Parse()
 	if err := run(flag.Args()); err != nil {
@@ -75,6 +79,18 @@ func run(args []string) error {
 	case "kubeconfig":
 		// Alone on stdout, for `export KUBECONFIG=$(make -s kubeconfig)`.
 		fmt.Println(p.Kubeconfig())
+		return nil
+	case "env":
+		// For `eval "$(make -s -C ROOT env)"` in any terminal, from any
+		// directory. A kubeconfig that is not there would leave kubectl and
+		// the controllers falling back to another cluster or none, so say so
+		// and print nothing to eval.
+		kc := p.Kubeconfig()
+		if _, err := os.Stat(kc); err != nil {
+			return fmt.Errorf("no kubeconfig at %s: is the %s cluster %q up? Run make cluster-up first", kc, p.Name(), opts.Name)
+		}
+		fmt.Printf("export KUBECONFIG=%s\n", shellQuote(kc))
+		fmt.Printf("export PATH=%s:\"$PATH\"\n", shellQuote(opts.BinDir))
 		return nil
 	case "up":
 		fmt.Fprintf(os.Stderr, "cluster up: %s cluster %q\n", p.Name(), opts.Name)
@@ -155,3 +171,9 @@ func runWith(ctx context.Context, p cluster.Provider, name string, command []str
 type childExit struct{ code int }
 
 func (c childExit) Error() string { return fmt.Sprintf("command exited with status %d", c.code) }
+
+// shellQuote quotes s for bash and zsh alike: in single quotes, with each
+// single quote in s closed, escaped and reopened.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
