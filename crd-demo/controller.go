@@ -121,8 +121,8 @@ func NewController(
 	}
 
 	logger.Info("Setting up event handlers")
-	// The handlers run on the informer's goroutine: they must be quick, so
-	// they only put the Network's key (namespace/name) on the queue.
+	// Each handler has a goroutine of its own behind an unbounded buffer;
+	// kept quick, it only puts the Network's key (namespace/name) on the queue.
 	_, err := networkInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			logger.V(4).Info("Event handler received Add", "network", klog.KObj(obj.(*samplecrdv1.Network)))

@@ -55,8 +55,8 @@ func startBinary(h *harness.H, impl implementation, name, kubeconfig string, ext
 }
 
 // TestCustomPodSurvivesAPIServerOutage kills the API server under the three
-// running controllers for longer than the control plane's own leader Leases
-// last, and starts it again: each controller, never restarted, must notice,
+// running controllers for longer than the renew deadline of the control
+// plane's own leader Leases, and starts it again: each controller, never restarted, must notice,
 // reconnect on its own and go on working. It runs on a kwok cluster of its
 // own, whatever the suite's cluster (make tools builds kwok everywhere):
 // kwok's fake kubelet (v0.8) does not reliably resume marking pods Running

@@ -88,7 +88,8 @@ func main() {
 	// share one cluster, each managing its own namespace.
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
 		"The namespace of the leader election Lease (default: the pod's own; required outside a cluster).")
-	// controller-runtime's defaults; client-go alone would use 5 and 10.
+	// controller-runtime's defaults before v0.21 (since then GetConfig turns
+	// the client-side limit off); client-go alone would use 5 and 10.
 	flag.Float64Var(&kubeAPIQPS, "kube-api-qps", 20,
 		"Requests per second the manager may send to the API server, on average. Negative: no limit.")
 	flag.IntVar(&kubeAPIBurst, "kube-api-burst", 30,

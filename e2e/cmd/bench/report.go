@@ -63,7 +63,7 @@ func (r report) markdown() string {
 		}
 	}
 	if len(r.QPS) > 0 {
-		fmt.Fprintf(&b, "\nThe client-side rate limit's effect, N = %d: each implementation's default (client-go's 5/10, controller-runtime's 20/30), the main table's, and none:\n\n", r.QPSN)
+		fmt.Fprintf(&b, "\nThe client-side rate limit's effect, N = %d: each implementation's default (client-go's 5/10, the scaffolds' flags' 20/30), the main table's, and none:\n\n", r.QPSN)
 		b.WriteString("| implementation | QPS/burst | converged in | p99 | API requests |\n|---|--:|--:|--:|--:|\n")
 		for _, x := range r.QPS {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d |\n", x.Impl, x.QPS, seconds(x.Converge), seconds(x.P99), x.Requests.Total())
