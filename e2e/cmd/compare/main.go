@@ -54,6 +54,7 @@ var impls = []impl{
 			switch {
 			case strings.HasPrefix(p, "pkg/apis/zhhnzw/"), strings.HasPrefix(p, "pkg/custompod/"),
 				strings.HasPrefix(p, "cmd/custompod-controller/"), strings.HasPrefix(p, "internal/kubeconfig/"),
+				strings.HasPrefix(p, "internal/leader/"),
 				p == "crd/custompod.yaml", p == "config/rbac/custompod-controller.yaml", p == "example/example-custompod.yaml",
 				strings.HasPrefix(p, "hack/"), p == "go.mod", p == "Makefile":
 				return true
@@ -190,7 +191,7 @@ func main() {
 		}
 	}
 
-	table := render(results, *runs)
+	table := render(root, results, *runs)
 	if *stdout {
 		fmt.Print(table)
 		return
@@ -361,7 +362,7 @@ func countFiles(dir string, im impl, r *result) error {
 	})
 }
 
-func render(rs []result, runs int) string {
+func render(root string, rs []result, runs int) string {
 	var b strings.Builder
 	row := func(label string, f func(r result) string) {
 		fmt.Fprintf(&b, "| %s |", label)
@@ -388,8 +389,13 @@ func render(rs []result, runs int) string {
 	})
 	row("Peak RSS, scaling 3 → 1", func(r result) string { return fmt.Sprintf("%.1f MB", float64(r.rssKB)/1024) })
 	goVersion, _ := exec.Command("go", "env", "GOVERSION").Output()
-	fmt.Fprintf(&b, "\nMeasured %s by `scripts/compare.sh` (%s, %s/%s, %d CPUs, kwok cluster).\n",
-		time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(goVersion)), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	// The commit the figures belong to; "-dirty" if the tree had changes.
+	commit, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty", "--abbrev=7").Output()
+	if err != nil {
+		commit = []byte("unknown")
+	}
+	fmt.Fprintf(&b, "\nMeasured at commit %s on %s by `scripts/compare.sh` (%s, %s/%s, %d CPUs, kwok cluster).\n",
+		strings.TrimSpace(string(commit)), time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(goVersion)), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	return b.String()
 }
 
