@@ -97,7 +97,15 @@ func run(args []string) error {
 		if err := p.Up(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "\nReady. Point kubectl at it with:\n  export KUBECONFIG=%s\n", p.Kubeconfig())
+		// The make variables that name this cluster, where not the defaults.
+		which := ""
+		if p.Name() != "kwok" {
+			which += " CLUSTER=" + p.Name()
+		}
+		if opts.Name != cluster.DefaultName {
+			which += " CLUSTER_NAME=" + opts.Name
+		}
+		fmt.Fprintf(os.Stderr, "\nReady. Point a terminal at it, with the pinned kubectl first on PATH:\n  eval \"$(make -s -C %s env%s)\"\n", shellQuote(root), which)
 		return nil
 	case "down":
 		fmt.Fprintf(os.Stderr, "cluster down: %s cluster %q\n", p.Name(), opts.Name)
