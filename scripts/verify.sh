@@ -52,6 +52,10 @@ done
 echo ">> scripts and typed shell blocks: bash 3.2, BSD tools, zsh"
 (cd "$ROOT/e2e" && GOWORK=off go run ./cmd/portable -root "$ROOT") || rc=1
 
+# comparison.md's counts (lines, files, dependencies) must be the code's.
+echo ">> docs/comparison.md: its counts match the code"
+(cd "$ROOT/e2e" && GOWORK=off go run ./cmd/compare -check -root "$ROOT") || rc=1
+
 # Every code excerpt in docs/ must match the source it is pulled from.
 echo ">> docs: excerpts match their sources"
 "$ROOT/scripts/excerpts.sh" -check || rc=1

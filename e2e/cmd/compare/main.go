@@ -3,9 +3,12 @@
 // compare:end markers. scripts/compare.sh runs it.
 //
 //	compare [-root DIR] [-runs 3] [-doc docs/comparison.md] [-stdout]
+//	compare -check [-root DIR] [-doc docs/comparison.md]
 //
 // It needs a cluster in KUBECONFIG (make cluster-up) and the tools in bin/.
 // What it counts and how it measures is written in the table's notes.
+// -check needs neither: it counts again (lines, files, direct dependencies)
+// and fails when a row of the table says otherwise; `make verify` runs it.
 package main
 
 import (
@@ -103,6 +106,7 @@ func main() {
 	runs := flag.Int("runs", 3, "start each controller this many times; the table shows the median start-up")
 	doc := flag.String("doc", "docs/comparison.md", "the markdown file to write the table into, relative to the root")
 	stdout := flag.Bool("stdout", false, "print the table instead of writing it into the doc")
+	check := flag.Bool("check", false, "only count, and fail if the doc's table has other counts")
 	flag.Parse()
 	root := *rootFlag
 	if root == "" {
@@ -112,6 +116,10 @@ func main() {
 			fail(err)
 		}
 		root = r
+	}
+	if *check {
+		checkCounts(root, *doc)
+		return
 	}
 	if os.Getenv("KUBECONFIG") == "" {
 		fail(fmt.Errorf("KUBECONFIG is not set: make cluster-up && export KUBECONFIG=$(make -s kubeconfig)"))
@@ -150,21 +158,16 @@ func main() {
 		fmt.Fprintf(os.Stderr, "== %s (%s)\n", im.name, im.dir)
 		r := &results[i]
 		dir := filepath.Join(root, im.dir)
-		if err := countFiles(dir, im, r); err != nil {
+		if err := count(dir, im, r); err != nil {
 			fail(err)
 		}
-		out, err := goCmd(dir, "list", "-m", "-f", "{{if not (or .Main .Indirect)}}{{.Path}}{{end}}", "all")
-		if err != nil {
-			fail(err)
-		}
-		r.direct = len(strings.Fields(out))
 		binary := filepath.Join(tmp, im.name)
 		if _, err := goCmd(dir, "build", "-o", binary, im.pkg); err != nil {
 			fail(err)
 		}
 		st, _ := os.Stat(binary)
 		r.binSize = st.Size()
-		out, err = goCmd(dir, "version", "-m", binary)
+		out, err := goCmd(dir, "version", "-m", binary)
 		if err != nil {
 			fail(err)
 		}
@@ -372,14 +375,9 @@ func render(root string, rs []result, runs int) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("| | client-go (crd-demo) | kubebuilder (kubebuilder-demo) | operator-sdk (operator-demo) |\n|---|--:|--:|--:|\n")
-	row("Go lines you write or edit", func(r result) string { return strconv.Itoa(r.goEdit) })
-	row("Go lines scaffolded, kept as generated", func(r result) string { return strconv.Itoa(r.goScaffold) })
-	row("Go lines generated (`DO NOT EDIT`)", func(r result) string { return strconv.Itoa(r.goGen) })
-	row("YAML lines, written or scaffolded", func(r result) string { return strconv.Itoa(r.yamlHand) })
-	row("YAML lines generated (CRD, RBAC, bundle)", func(r result) string { return strconv.Itoa(r.yamlGen) })
-	row("Other lines (Makefile, Dockerfile, scripts, …)", func(r result) string { return strconv.Itoa(r.otherLines) })
-	row("Files (and test files)", func(r result) string { return fmt.Sprintf("%d (%d)", r.files, r.testFiles) })
-	row("Direct dependencies in go.mod", func(r result) string { return strconv.Itoa(r.direct) })
+	for _, c := range counted {
+		row(c.label, c.cell)
+	}
 	row("Modules linked into the binary", func(r result) string { return strconv.Itoa(r.linked) })
 	row("Binary size", func(r result) string { return fmt.Sprintf("%.1f MB", float64(r.binSize)/1e6) })
 	row(fmt.Sprintf("Start-up to \"Starting workers\" (median of %d)", runs), func(r result) string {
@@ -419,4 +417,70 @@ func goCmd(dir string, args ...string) (string, error) {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "compare:", err)
 	os.Exit(1)
+}
+
+// counted are the rows that depend only on the source: -check recounts them.
+var counted = []struct {
+	label string
+	cell  func(r result) string
+}{
+	{"Go lines you write or edit", func(r result) string { return strconv.Itoa(r.goEdit) }},
+	{"Go lines scaffolded, kept as generated", func(r result) string { return strconv.Itoa(r.goScaffold) }},
+	{"Go lines generated (`DO NOT EDIT`)", func(r result) string { return strconv.Itoa(r.goGen) }},
+	{"YAML lines, written or scaffolded", func(r result) string { return strconv.Itoa(r.yamlHand) }},
+	{"YAML lines generated (CRD, RBAC, bundle)", func(r result) string { return strconv.Itoa(r.yamlGen) }},
+	{"Other lines (Makefile, Dockerfile, scripts, …)", func(r result) string { return strconv.Itoa(r.otherLines) }},
+	{"Files (and test files)", func(r result) string { return fmt.Sprintf("%d (%d)", r.files, r.testFiles) }},
+	{"Direct dependencies in go.mod", func(r result) string { return strconv.Itoa(r.direct) }},
+}
+
+// count fills in r's counted rows for the implementation in dir.
+func count(dir string, im impl, r *result) error {
+	if err := countFiles(dir, im, r); err != nil {
+		return err
+	}
+	out, err := goCmd(dir, "list", "-m", "-f", "{{if not (or .Main .Indirect)}}{{.Path}}{{end}}", "all")
+	if err != nil {
+		return err
+	}
+	r.direct = len(strings.Fields(out))
+	return nil
+}
+
+// checkCounts counts again and compares with the table in doc: the counts
+// change with the code, and a table that no longer matches it would mislead.
+func checkCounts(root, doc string) {
+	results := make([]result, len(impls))
+	for i, im := range impls {
+		if err := count(filepath.Join(root, im.dir), im, &results[i]); err != nil {
+			fail(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(root, doc))
+	if err != nil {
+		fail(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	bad := 0
+	for _, c := range counted {
+		cells := make([]string, len(results))
+		for i, r := range results {
+			cells[i] = c.cell(r)
+		}
+		want := "| " + c.label + " | " + strings.Join(cells, " | ") + " |"
+		var got string
+		for _, l := range lines {
+			if strings.HasPrefix(l, "| "+c.label+" |") {
+				got = l
+			}
+		}
+		if got != want {
+			bad++
+			fmt.Fprintf(os.Stderr, "%s: the table says\n  %s\nthe code counts\n  %s\n", doc, got, want)
+		}
+	}
+	if bad > 0 {
+		fail(fmt.Errorf("%d of the table's counted rows no longer match the code: run scripts/compare.sh with a cluster up (make cluster-up) to measure and write the table again", bad))
+	}
+	fmt.Printf("compare: the %d counted rows of %s match the code\n", len(counted), doc)
 }
