@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -72,10 +73,15 @@ func (o *Options) Check() error {
 }
 
 // Run calls run directly when leader election is off. Otherwise it waits for
-// the Lease, calls run with a context that ends when the Lease is lost, and
-// returns an error if it was lost while ctx was still running, so that the
-// process exits and its restart joins the election again rather than working
-// on without the Lease.
+// the Lease, calls run with a context that ends when ctx does or the Lease is
+// lost, and returns an error if it was lost while ctx was still running, so
+// that the process exits and its restart joins the election again rather
+// than working on without the Lease.
+//
+// On a clean stop (ctx ends) the Lease is handed over only once run has
+// returned: the elector runs on a context of its own, ended after run. Were
+// it ended with ctx, it would release the Lease at once, and another replica
+// could start syncing while this one's last sync is still writing.
 func Run(ctx context.Context, cfg *rest.Config, o Options, run func(context.Context) error) error {
 	if !o.Enabled {
 		return run(ctx)
@@ -88,6 +94,20 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, run func(context.Cont
 	if err != nil {
 		return fmt.Errorf("leader election lock: %w", err)
 	}
+
+	// The elector's context: not ended by ctx, but once run has returned, or,
+	// if ctx ends before this replica leads, at once.
+	electorCtx, stopElector := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopElector()
+	var mu sync.Mutex
+	leading := false
+	defer context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !leading {
+			stopElector()
+		}
+	})()
 
 	// OnStartedLeading runs in a goroutine of its own: result carries run's
 	// error back, once started says it began.
@@ -103,10 +123,19 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, run func(context.Cont
 		ReleaseOnCancel: true,
 		Name:            o.ID,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
+			OnStartedLeading: func(leadCtx context.Context) {
+				mu.Lock()
+				leading = true
+				mu.Unlock()
 				started.Store(true)
 				logger.Info("Acquired the leader Lease: starting", "lease", o.Namespace+"/"+o.ID, "identity", identity)
-				result <- run(ctx)
+				// The work stops when the process stops or the Lease is lost.
+				runCtx, cancel := context.WithCancel(leadCtx)
+				defer cancel()
+				defer context.AfterFunc(ctx, cancel)()
+				result <- run(runCtx)
+				// Its last writes are done: now the Lease may go.
+				stopElector()
 			},
 			OnStoppedLeading: func() {
 				logger.Info("No longer the leader", "lease", o.Namespace+"/"+o.ID, "identity", identity)
@@ -122,8 +151,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, run func(context.Cont
 		return fmt.Errorf("leader election: %w", err)
 	}
 	logger.Info("Waiting for the leader Lease", "lease", o.Namespace+"/"+o.ID, "identity", identity)
-	// Run returns when ctx ends, or when the Lease, once held, is lost.
-	elector.Run(ctx)
+	// Run returns once run has returned after ctx ended, or when the Lease,
+	// once held, is lost.
+	elector.Run(electorCtx)
 	if started.Load() {
 		if err := <-result; err != nil {
 			return err
