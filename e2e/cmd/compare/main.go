@@ -326,7 +326,9 @@ func countFiles(dir string, im impl, r *result) error {
 			}
 			return nil
 		}
-		if strings.HasPrefix(d.Name(), ".") || strings.HasSuffix(rel, ".out") || rel == "go.sum" || !im.include(rel) {
+		// Docs are not what an approach costs in code: a README is left out.
+		if strings.HasPrefix(d.Name(), ".") || strings.HasSuffix(rel, ".out") || strings.HasSuffix(rel, ".md") ||
+			rel == "go.sum" || !im.include(rel) {
 			return nil
 		}
 		// Tests (and the e2e scaffolding) are counted apart.
