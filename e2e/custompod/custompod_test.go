@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -67,6 +68,9 @@ func parallel(t *testing.T) {
 // whose manager serves its health probes on :8081.
 var installing, makeRun sync.Mutex
 
+// startingWorkers is what a manager logs once its controllers run.
+var startingWorkers = regexp.MustCompile("Starting workers")
+
 // install is impl.install, one test at a time.
 func install(h *harness.H, impl implementation) string {
 	h.Helper()
@@ -120,7 +124,7 @@ func kubebuilderLayout(name, dir string) implementation {
 			h.Cleanup(makeRun.Unlock)
 			p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: h.Path(dir),
 				Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
-			h.WaitForLog(p, "Starting workers", 10*time.Minute)
+			h.WaitForLog(p, startingWorkers, 10*time.Minute)
 			return p
 		},
 		deploy: func(h *harness.H) *harness.Deployed { return deployKubebuilderLayout(h, dir) },

@@ -125,14 +125,7 @@ func runChapter(t *testing.T, root string, d *Doc) {
 			bg[s.opts.Background] = p
 			t.Logf("%s: started %s in the background (log: %s):\n%s", where, s.opts.Background, p.LogPath, strings.Join(s.block.Content, "\n"))
 			if s.opts.Ready != nil {
-				h.WaitFor(fmt.Sprintf("%s (%s) to log %q", s.opts.Background, where, s.opts.Ready), s.opts.Timeout,
-					func(ctx context.Context) (bool, string, error) {
-						log := p.Log()
-						if !p.Running() {
-							return false, "", fmt.Errorf("it exited (%v); its log:\n%s", p.ExitErr(), log)
-						}
-						return s.opts.Ready.MatchString(log), "last lines:\n" + p.Tail(5), nil
-					})
+				h.WaitForLog(p, s.opts.Ready, s.opts.Timeout)
 			}
 			continue
 		}

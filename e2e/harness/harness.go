@@ -262,30 +262,21 @@ func (h *H) ExpectAPIServerLogged(c Controller) {
 	}
 }
 
-// WaitForLog waits until what p's latest run has written contains substr,
-// failing at once if p exits first. It is for `make run`, which builds
-// before it runs: on a cold build cache that can take minutes, which the
-// waits for what the controller does should not have to cover.
-func (h *H) WaitForLog(p *Process, substr string, timeout time.Duration) {
+// WaitForLog waits until what p's latest run has written matches re,
+// failing at once if p exits first. It is for a program that builds or
+// starts before it works (`make run` builds first: on a cold build cache
+// that takes minutes, which the waits for what the controller does should
+// not have to cover).
+func (h *H) WaitForLog(p *Process, re *regexp.Regexp, timeout time.Duration) {
 	h.Helper()
-	h.WaitFor(fmt.Sprintf("%s to log %q", p.Spec.Name, substr), timeout, func(ctx context.Context) (bool, string, error) {
-		// After the "=== TIME: COMMAND" line that starts the latest run.
-		log := p.Log()
-		if i := strings.LastIndex(log, "\n=== "); i >= 0 || strings.HasPrefix(log, "=== ") {
-			log = log[i+1:]
-			if _, rest, ok := strings.Cut(log, "\n"); ok {
-				log = rest
-			} else {
-				log = ""
-			}
-		}
-		if strings.Contains(log, substr) {
+	h.WaitFor(fmt.Sprintf("%s to log %q", p.Spec.Name, re), timeout, func(ctx context.Context) (bool, string, error) {
+		if re.MatchString(p.RunLog()) {
 			return true, "", nil
 		}
 		if !p.Running() {
 			// Waiting longer cannot help (WaitFor runs the check on the
 			// test's goroutine, so it may end the test).
-			h.Fatalf("%s exited before it logged %q:\n%s", p.Spec.Name, substr, p.Tail(30))
+			h.Fatalf("%s exited (%v) before it logged %q:\n%s", p.Spec.Name, p.ExitErr(), re, p.Tail(30))
 		}
 		return false, p.Tail(3), nil
 	})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -232,7 +233,7 @@ func TestWaitForLog(t *testing.T) {
 	h := New(t)
 	p := h.Start(ProcessSpec{Name: "slow-starter", Path: "sh", Args: []string{"-c", "echo building; sleep 1; printf 'Starting %s\\n' workers; exec sleep 300"}})
 	start := time.Now()
-	h.WaitForLog(p, "Starting workers", 30*time.Second)
+	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 30*time.Second)
 	if d := time.Since(start); d < time.Second {
 		t.Errorf("the wait ended after %s, before the program logged the line (a second in)", d)
 	}
@@ -244,7 +245,7 @@ func TestWaitForLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	h.WaitForLog(p, "Starting workers", 30*time.Second)
+	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 30*time.Second)
 	if d := time.Since(start); d < time.Second {
 		t.Errorf("after a restart the wait ended after %s: it read the first run's output", d)
 	}
@@ -259,9 +260,9 @@ func TestWaitForLog(t *testing.T) {
 				panic(r)
 			}
 		}()
-		(&H{TB: fatal, Env: h.Env, Ctx: h.Ctx}).WaitForLog(q, "Starting workers", time.Minute)
+		(&H{TB: fatal, Env: h.Env, Ctx: h.Ctx}).WaitForLog(q, regexp.MustCompile("Starting workers"), time.Minute)
 	}()
-	if !strings.Contains(fatal.msg, `crasher exited before it logged "Starting workers"`) || !strings.Contains(fatal.msg, "address already in use") {
+	if !strings.Contains(fatal.msg, `crasher exited (exit status 1) before it logged "Starting workers"`) || !strings.Contains(fatal.msg, "address already in use") {
 		t.Errorf("want a failure naming the program and showing its output, got %q", fatal.msg)
 	}
 	if d := time.Since(start); d > 10*time.Second {

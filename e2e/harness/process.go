@@ -33,6 +33,8 @@ type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
+	// runStart is where the latest run's output starts in LogPath.
+	runStart int64
 }
 
 // start launches the process, appending its output to LogPath.
@@ -47,6 +49,9 @@ func (p *Process) start() error {
 		return err
 	}
 	fmt.Fprintf(log, "=== %s: %s %s\n", time.Now().Format(time.RFC3339), p.Spec.Path, strings.Join(p.Spec.Args, " "))
+	if st, err := log.Stat(); err == nil {
+		p.runStart = st.Size()
+	}
 	cmd := exec.Command(p.Spec.Path, p.Spec.Args...)
 	cmd.Dir = p.Spec.Dir
 	cmd.Env = append(os.Environ(), p.Spec.Env...)
@@ -130,6 +135,19 @@ func (p *Process) Log() string {
 		return fmt.Sprintf("(cannot read %s: %v)", p.LogPath, err)
 	}
 	return string(b)
+}
+
+// RunLog is what the latest run has written: Log without the earlier runs
+// and without the line that names the command.
+func (p *Process) RunLog() string {
+	p.mu.Lock()
+	start := p.runStart
+	p.mu.Unlock()
+	log := p.Log()
+	if start > int64(len(log)) {
+		return ""
+	}
+	return log[start:]
 }
 
 // Tail returns the last n lines of the log.

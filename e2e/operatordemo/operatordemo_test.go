@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func startManager(h *harness.H) harness.Controller {
 	kubeconfig := h.KubeconfigAs("manager", "manager-role")
 	p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: dir,
 		Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
-	h.WaitForLog(p, "Starting workers", 10*time.Minute)
+	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 10*time.Minute)
 	return p
 }
 
