@@ -24,7 +24,7 @@ prebuild() {
     pkgs=$(cd "$ROOT/$m" && GOWORK=off go list -e -deps -test \
       -f '{{if and (not .ForTest) (or .GoFiles .CgoFiles)}}{{.ImportPath}}{{end}}' ./... | grep -v '\.test$') &&
       (cd "$ROOT/$m" && GOWORK=off go build $pkgs) ||
-      { echo "prebuild: $m: failed; the later steps compile what it did not, and report what fails"; rc=1; }
+      { echo "prebuild: $m: failed"; rc=1; }
   done
   return $rc
 }
