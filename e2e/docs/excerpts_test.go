@@ -168,32 +168,3 @@ func TestExcerptSpecs(t *testing.T) {
 		}
 	}
 }
-
-// TestRunnableOptions covers the runnable directive's settings.
-func TestRunnableOptions(t *testing.T) {
-	md := "<!-- runnable dir=crd-demo background=ctl ready=\"Started workers\" timeout=30s -->\n```sh\nmake run\n```\n" +
-		"```sh runnable fails expect=\"must be \\\"x\\\"\"\nfalse\n```\n" +
-		"<!-- runnable-stop ctl -->\n" +
-		"```sh\nnot run\n```\n"
-	d, err := ParseDoc("t.md", md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Blocks) != 3 || len(d.Stops) != 1 || d.Stops[0].Name != "ctl" {
-		t.Fatalf("parsed %d blocks and stops %v", len(d.Blocks), d.Stops)
-	}
-	ok, o, err := d.Blocks[0].Runnable()
-	if !ok || err != nil || o.Dir != "crd-demo" || o.Background != "ctl" || o.Ready.String() != "Started workers" || o.Timeout.String() != "30s" {
-		t.Errorf("block 1: %v %+v %v", ok, o, err)
-	}
-	ok, o, err = d.Blocks[1].Runnable()
-	if !ok || err != nil || !o.Fails || o.Expect.String() != `must be "x"` {
-		t.Errorf("block 2: %v %+v %v", ok, o, err)
-	}
-	if ok, _, _ := d.Blocks[2].Runnable(); ok {
-		t.Error("block 3 should not be runnable")
-	}
-	if _, _, err := (Block{Directive: "runnable colour=blue"}).Runnable(); err == nil {
-		t.Error("an unknown setting should be an error")
-	}
-}

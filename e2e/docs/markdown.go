@@ -16,16 +16,8 @@
 // "+docs:begin NAME" and "+docs:end NAME" comments in the source. The third
 // takes the whole file. Paths are relative to the repository root.
 //
-// Runnable blocks. A shell block whose info string is "sh runnable", or that
-// is directly preceded by a runnable comment, is run against a cluster by
-// TestDocs, in order, one subtest per markdown file:
-//
-//	<!-- runnable dir=crd-demo -->
-//	<!-- runnable dir=crd-demo background=controller ready="Started workers" -->
-//	<!-- runnable fails expect="must be an address inside cidr" -->
-//	<!-- runnable-stop controller -->
-//
-// See Options for what each setting does.
+// Blocks a reader types: see e2e/reader, which follows the chapters in real
+// terminals.
 package docs
 
 import (
@@ -34,7 +26,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Block is a fenced code block of a markdown file.
@@ -66,15 +57,6 @@ type Doc struct {
 	Lines []string
 	// Blocks are the fenced blocks, in order.
 	Blocks []Block
-	// Stops are runnable-stop directives outside any block: the line index
-	// and the name of the background process to stop there.
-	Stops []Stop
-}
-
-// Stop is a `<!-- runnable-stop NAME -->` line.
-type Stop struct {
-	Line int
-	Name string
 }
 
 var (
@@ -96,14 +78,6 @@ func ParseDoc(path, text string) (*Doc, error) {
 	d := &Doc{Path: path, Lines: strings.Split(text, "\n")}
 	for i := 0; i < len(d.Lines); i++ {
 		line := d.Lines[i]
-		if m := directiveRe.FindStringSubmatch(line); m != nil && strings.HasPrefix(m[1], "runnable-stop") {
-			name := strings.TrimSpace(strings.TrimPrefix(m[1], "runnable-stop"))
-			if name == "" {
-				return nil, fmt.Errorf("%s:%d: runnable-stop needs the name of a background block", path, i+1)
-			}
-			d.Stops = append(d.Stops, Stop{Line: i, Name: name})
-			continue
-		}
 		m := fenceRe.FindStringSubmatch(line)
 		if m == nil {
 			continue
@@ -132,74 +106,20 @@ func ParseDoc(path, text string) (*Doc, error) {
 	return d, nil
 }
 
-// Options are the settings of a runnable block, from its directive (or the
-// info string after "runnable"):
-//
-//	dir=PATH        run in PATH, relative to the repository root (default: the root)
-//	background=NAME start the block and go on; it runs until a runnable-stop
-//	                NAME directive or the end of the file
-//	ready=REGEXP    (background) wait until its output matches REGEXP
-//	fails           the block must exit non-zero
-//	expect=REGEXP   its output (stdout and stderr) must match REGEXP
-//	timeout=DUR     give up after DUR (default 2m; for background, the wait for ready)
-type Options struct {
-	Dir        string
-	Background string
-	Ready      *regexp.Regexp
-	Fails      bool
-	Expect     *regexp.Regexp
-	Timeout    time.Duration
+// Comment returns the text of a line that is an HTML comment and nothing
+// else (without "<!--" and "-->").
+func Comment(line string) (string, bool) {
+	m := directiveRe.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }
 
-// Runnable reports whether b is a runnable block, and its options.
-func (b Block) Runnable() (bool, Options, error) {
-	var rest string
-	switch {
-	case strings.HasPrefix(b.Directive, "runnable") && !strings.HasPrefix(b.Directive, "runnable-stop"):
-		rest = strings.TrimPrefix(b.Directive, "runnable")
-	case len(strings.Fields(b.Info)) > 1 && strings.Fields(b.Info)[1] == "runnable":
-		rest = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(b.Info, b.Lang())), "runnable"))
-	default:
-		return false, Options{}, nil
-	}
-	o := Options{Timeout: 2 * time.Minute}
-	words, err := splitWords(rest)
-	if err != nil {
-		return true, o, err
-	}
-	for _, w := range words {
-		k, v, hasValue := strings.Cut(w, "=")
-		var err error
-		switch {
-		case k == "dir" && hasValue:
-			o.Dir = v
-		case k == "background" && hasValue:
-			o.Background = v
-		case k == "ready" && hasValue:
-			o.Ready, err = regexp.Compile(v)
-		case k == "expect" && hasValue:
-			o.Expect, err = regexp.Compile(v)
-		case k == "timeout" && hasValue:
-			o.Timeout, err = time.ParseDuration(v)
-		case k == "fails" && !hasValue:
-			o.Fails = true
-		default:
-			err = fmt.Errorf("unknown runnable setting %q", w)
-		}
-		if err != nil {
-			return true, o, fmt.Errorf("block at line %d: %w", b.Fence+1, err)
-		}
-	}
-	if o.Ready != nil && o.Background == "" {
-		return true, o, fmt.Errorf("block at line %d: ready= needs background=", b.Fence+1)
-	}
-	return true, o, nil
-}
-
-// splitWords splits on spaces, keeping "double-quoted strings" whole (their
+// SplitWords splits on spaces, keeping "double-quoted strings" whole (their
 // quotes removed; \" stands for a quote, every other backslash is kept, so
 // that regular expressions need no double escaping).
-func splitWords(s string) ([]string, error) {
+func SplitWords(s string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
 	inWord, inQuote := false, false
@@ -233,7 +153,7 @@ func splitWords(s string) ([]string, error) {
 }
 
 // unquoteRegexp reads a leading "quoted" regular expression from s, as
-// splitWords does, and returns it and the rest of s.
+// SplitWords does, and returns it and the rest of s.
 func unquoteRegexp(s string) (string, string, error) {
 	s = strings.TrimSpace(s)
 	if !strings.HasPrefix(s, `"`) {

@@ -1,0 +1,266 @@
+package reader
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"example.com/k8s-demo/e2e/cluster"
+	"example.com/k8s-demo/e2e/docs"
+)
+
+// readerChapters are the pages a reader types commands from, in reading
+// order: docs/README.md's "Before you start", then the chapters, then the
+// workshop. The other pages hold no steps to follow.
+var readerChapters = []string{
+	"README.md", "concepts.md", "crd-demo.md", "kubebuilder-demo.md",
+	"operator-demo.md", "comparison.md", "workshop.md",
+}
+
+// TestReader follows the tutorial as a reader types it, in real terminals
+// (tmux), from a fresh clone of the repository (its uncommitted changes
+// included, and bin/ linked from this one, as after `make tools`), with no
+// KUBECONFIG, a PATH without the repository's bin/, and an empty HOME:
+//
+//	bash, zsh: every chapter, in reading order, in one clone;
+//	alone:     each chapter after the first on its own, in a clone of its
+//	           own with no cluster up, under zsh (macOS's shell), as a reader
+//	           who starts there.
+//
+// Each chapter opens new terminals at the repository root. A failure names
+// the chapter, the step and the terminal, and shows the screen.
+// `go test ./docs -run 'TestReader/bash/crd-demo'` runs one chapter (after
+// the ones before it; 'TestReader/alone/crd-demo' alone).
+func TestReader(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("tmux, bash and zsh: Linux and macOS")
+	}
+	for _, tool := range []string{"tmux", "bash", "zsh", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the reader-mode runner needs %s (Debian: apt-get install tmux zsh; macOS: brew install tmux): %v", tool, err)
+		}
+	}
+	root := repoRoot(t)
+	for _, shell := range []string{"bash", "zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			clone := newClone(t, root)
+			for _, ch := range readerChapters {
+				ok := t.Run(strings.TrimSuffix(ch, ".md"), func(t *testing.T) {
+					followChapter(t, shell, clone, ch)
+				})
+				if !ok {
+					t.Fatalf("stopped after %s: the chapters after it start where it ends", ch)
+				}
+			}
+		})
+	}
+	t.Run("alone", func(t *testing.T) {
+		for _, ch := range readerChapters[1:] {
+			t.Run(strings.TrimSuffix(ch, ".md"), func(t *testing.T) {
+				followChapter(t, "zsh", newClone(t, root), ch)
+			})
+		}
+	})
+}
+
+// newClone makes a fresh clone of root: `git clone`, then root's uncommitted
+// changes copied over, and bin/ hard-linked (the pinned tools, as `make
+// tools` leaves them). Its cluster is deleted when the test ends.
+func newClone(t *testing.T, root string) string {
+	t.Helper()
+	clone := filepath.Join(t.TempDir(), "k8s-demo")
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+		}
+		return string(out)
+	}
+	if out, err := exec.Command("git", "clone", "--quiet", root, clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	changed := strings.Fields(git("diff", "--name-only", "--no-renames", "--diff-filter=d", "HEAD"))
+	changed = append(changed, strings.Fields(git("ls-files", "--others", "--exclude-standard"))...)
+	for _, f := range changed {
+		if err := copyFile(filepath.Join(root, f), filepath.Join(clone, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range strings.Fields(git("diff", "--name-only", "--no-renames", "--diff-filter=D", "HEAD")) {
+		_ = os.Remove(filepath.Join(clone, f))
+	}
+	if err := linkTree(filepath.Join(root, "bin"), filepath.Join(clone, "bin")); err != nil {
+		t.Fatalf("linking bin/ into the clone (run make tools first): %v", err)
+	}
+	t.Cleanup(func() {
+		cmd := exec.Command("make", "-s", "cluster-down")
+		cmd.Dir, cmd.Env = clone, readerEnv(t, clone, t.TempDir())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("make cluster-down in the clone: %v\n%s", err, out)
+		}
+	})
+	return clone
+}
+
+func copyFile(from, to string) error {
+	fi, err := os.Lstat(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(from)
+		if err != nil {
+			return err
+		}
+		_ = os.Remove(to)
+		return os.Symlink(target, to)
+	}
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, fi.Mode().Perm())
+}
+
+// linkTree hard-links every file under from into to. The tools are only
+// ever replaced (go build renames into place), never written in place.
+func linkTree(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		return os.Link(p, dst)
+	})
+}
+
+// readerEnv is a new terminal's environment: an empty HOME, a PATH without
+// the repository's (or the clone's) bin/, no KUBECONFIG. Go's own settings
+// are kept, the caches named explicitly: a reader's are in their HOME.
+func readerEnv(t *testing.T, clone, home string) []string {
+	var path []string
+	root := repoRoot(t)
+	for _, p := range filepath.SplitList(os.Getenv("PATH")) {
+		if p == "" || strings.HasPrefix(p, root+string(filepath.Separator)) || strings.HasPrefix(p, clone) {
+			continue
+		}
+		path = append(path, p)
+	}
+	env := []string{
+		"HOME=" + home,
+		"PATH=" + strings.Join(path, string(os.PathListSeparator)),
+		"TERM=xterm-256color",
+		"LANG=C.UTF-8",
+	}
+	for _, k := range []string{"USER", "LOGNAME", "TMPDIR", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY", "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", k, err)
+		}
+		env = append(env, k+"="+strings.TrimSpace(string(out)))
+	}
+	return env
+}
+
+// followChapter types a chapter's steps into new terminals in clone.
+func followChapter(t *testing.T, shell, clone, chapter string) {
+	path := filepath.Join(clone, "docs", chapter)
+	rel := filepath.Join("docs", chapter)
+	d, err := docs.ReadDoc(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, skipped, err := ReaderSteps(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range skipped {
+		t.Logf("%s:%d: not typed (the text says %q)", rel, s.Line, s.Reason)
+	}
+	if len(steps) == 0 {
+		t.Fatalf("%s: no step to follow; take it out of readerChapters", rel)
+	}
+	scratch, err := os.MkdirTemp("", "reader-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(scratch) })
+	home := filepath.Join(scratch, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	terms, err := NewTerminals(shell, clone, scratch, readerEnv(t, clone, home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer terms.Close()
+	ctx := t.Context()
+	for i, s := range steps {
+		where := s.Where(rel, i+1)
+		if s.Commands == nil {
+			for _, n := range s.Interrupt {
+				if err := terms.Interrupt(ctx, n); err != nil {
+					t.Fatalf("%s: %v\n--- the %s terminal:\n%s", where, err, ordinals[n-1], terms.Screen(n, 30))
+				}
+			}
+			t.Logf("%s: Ctrl-C in %v", where, s.Interrupt)
+			continue
+		}
+		timeout := s.Check.Timeout
+		if timeout == 0 {
+			timeout = 2 * time.Minute
+			if s.Check.Wait != nil {
+				timeout = time.Minute
+			}
+		}
+		started := time.Now()
+		res, err := terms.Type(ctx, s.Terminal, s.Commands, s.Check.Wait, timeout)
+		t.Logf("%s, %s:\n%s\n--- output:\n%s", where, time.Since(started).Round(100*time.Millisecond), indent(s.Commands), res.Output)
+		if err != nil {
+			t.Fatalf("%s: %v\n--- the %s terminal:\n%s", where, err, ordinals[s.Terminal-1], terms.Screen(s.Terminal, 40))
+		}
+		failed := res.Failed()
+		switch {
+		case s.Check.Fails && failed == nil:
+			t.Fatalf("%s: a command should have failed, and none did", where)
+		case !s.Check.Fails && failed != nil:
+			t.Fatalf("%s: %q exited %d\n--- the %s terminal:\n%s", where, failed.Command, failed.Status, ordinals[s.Terminal-1], terms.Screen(s.Terminal, 40))
+		}
+		if s.Check.Expect != nil && !s.Check.Expect.MatchString(res.Output) {
+			t.Fatalf("%s: the output does not show %q:\n%s", where, s.Check.Expect, res.Output)
+		}
+	}
+	if r := terms.Running(); len(r) > 0 {
+		t.Fatalf("%s ends with %s still running: the text must say to stop it (Ctrl-C in ... terminal)", rel, strings.Join(r, " and "))
+	}
+}
+
+func indent(lines []string) string {
+	return fmt.Sprintf("  %s", strings.Join(lines, "\n  "))
+}
+
+func repoRoot(t *testing.T) string {
+	wd, _ := os.Getwd()
+	root, err := cluster.FindRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}

@@ -1,0 +1,320 @@
+package reader
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Terminals are a reader's terminals: one tmux window each, on a tmux server
+// of their own, each running an interactive shell (bash or zsh) that starts
+// at the repository root in a clean environment (Env). What is typed there
+// is typed with tmux send-keys, as keystrokes.
+//
+// The shell's start-up file, outside HOME, sets only the prompt and a hook
+// that runs before each prompt and appends the last command's exit status
+// and text to a file per window: that is how the runner knows a command has
+// finished and how it ended. After a block it types one no-op command,
+// ": reader-step-N", whose record marks the block's end.
+type Terminals struct {
+	Shell string // "bash" or "zsh"
+	Root  string // the clone the reader works in
+	Env   []string
+	dir   string // the runner's files: tmux socket and config, start-up files, records
+	win   map[int]*terminal
+	seq   int
+}
+
+type terminal struct {
+	n       int
+	pane    string // tmux pane id, "%3"
+	records string // the file the prompt hook appends to
+	running string // the block left running there, or ""
+}
+
+// Record is one command as the shell's prompt hook saw it.
+type Record struct {
+	Status  int
+	Command string
+}
+
+const (
+	prompt  = "reader$ "
+	prompt2 = "reader> "
+)
+
+// NewTerminals prepares (but does not open) a reader's terminals; dir is the
+// runner's scratch directory, which must not be inside root.
+func NewTerminals(shell, root, dir string, env []string) (*Terminals, error) {
+	t := &Terminals{Shell: shell, Root: root, Env: env, dir: dir, win: map[int]*terminal{}}
+	conf := "set -g history-limit 200000\nset -g remain-on-exit on\nset -g default-size 250x50\n"
+	if err := os.WriteFile(filepath.Join(dir, "tmux.conf"), []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	rec := filepath.Join(dir, "records")
+	var rc, name string
+	switch shell {
+	case "bash":
+		// bash --rcfile reads this instead of ~/.bashrc.
+		name = "bashrc"
+		rc = fmt.Sprintf(`PS1=%q
+PS2=%q
+unset HISTFILE
+PROMPT_COMMAND='__reader_status=$?; printf "%%s\t%%s\n" "$__reader_status" "$(HISTTIMEFORMAT= history 1 | sed "s/^ *[0-9]* *//")" >>"%s.$TMUX_PANE"'
+`, prompt, prompt2, rec)
+	case "zsh":
+		// zsh reads $ZDOTDIR/.zshrc instead of ~/.zshrc; the variable is
+		// unset so the commands typed do not see it.
+		name = ".zshrc"
+		rc = fmt.Sprintf(`PS1=%q
+PS2=%q
+unset ZDOTDIR
+precmd() { local s=$?; print -r -- "$s	$(fc -ln -1 2>/dev/null)" >>"%s.$TMUX_PANE"; }
+`, strings.ReplaceAll(prompt, "%", "%%"), prompt2, rec)
+	default:
+		return nil, fmt.Errorf("shell %q: bash or zsh", shell)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(rc), 0o644); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Terminals) tmux(args ...string) (string, error) {
+	cmd := exec.Command("tmux", append([]string{"-S", filepath.Join(t.dir, "tmux.sock"), "-f", filepath.Join(t.dir, "tmux.conf")}, args...)...)
+	cmd.Env = t.Env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil {
+		return out.String(), fmt.Errorf("tmux %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(out.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+func (t *Terminals) shellCommand() string {
+	if t.Shell == "bash" {
+		return "bash --rcfile " + strconv.Quote(filepath.Join(t.dir, "bashrc")) + " -i"
+	}
+	return "env ZDOTDIR=" + strconv.Quote(t.dir) + " zsh -i"
+}
+
+// open opens terminal n at the repository root, and waits for its prompt.
+func (t *Terminals) open(n int) (*terminal, error) {
+	if w, ok := t.win[n]; ok {
+		return w, nil
+	}
+	args := []string{"new-window", "-d", "-P", "-F", "#{pane_id}", "-c", t.Root, t.shellCommand()}
+	if len(t.win) == 0 {
+		args = []string{"new-session", "-d", "-s", "reader", "-x", "250", "-y", "50", "-P", "-F", "#{pane_id}", "-c", t.Root, t.shellCommand()}
+	}
+	pane, err := t.tmux(args...)
+	if err != nil {
+		return nil, err
+	}
+	w := &terminal{n: n, pane: pane, records: filepath.Join(t.dir, "records."+pane)}
+	t.win[n] = w
+	deadline := time.Now().Add(30 * time.Second)
+	for len(t.records(w)) == 0 {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the %s terminal's %s showed no prompt in 30s:\n%s", ordinals[n-1], t.Shell, t.Screen(n, 20))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return w, nil
+}
+
+func (t *Terminals) records(w *terminal) []Record {
+	b, _ := os.ReadFile(w.records)
+	var rs []Record
+	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		st, cmd, _ := strings.Cut(line, "\t")
+		n, _ := strconv.Atoi(st)
+		rs = append(rs, Record{Status: n, Command: strings.TrimSpace(cmd)})
+	}
+	return rs
+}
+
+// Screen is the last lines of terminal n, as a reader sees them.
+func (t *Terminals) Screen(n, lines int) string {
+	w, ok := t.win[n]
+	if !ok {
+		return "(not open)"
+	}
+	out, err := t.tmux("capture-pane", "-p", "-J", "-S", "-"+strconv.Itoa(lines), "-t", w.pane)
+	if err != nil {
+		return err.Error()
+	}
+	return strings.TrimRight(out, "\n ")
+}
+
+// history is everything terminal w has shown, one string per line.
+func (t *Terminals) history(w *terminal) []string {
+	out, _ := t.tmux("capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", w.pane)
+	lines := strings.Split(strings.TrimRight(out, "\n "), "\n")
+	return lines
+}
+
+// output is what the commands printed in lines, without the prompts and
+// the commands typed after them.
+func output(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		if strings.HasPrefix(l, strings.TrimSpace(prompt)) || strings.HasPrefix(l, strings.TrimSpace(prompt2)) {
+			continue
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Result is what a block did.
+type Result struct {
+	Records []Record // the block's commands, each with its exit status
+	Output  string   // what they printed
+}
+
+// Failed is the first command that exited non-zero, or nil.
+func (r Result) Failed() *Record {
+	for i := range r.Records {
+		if r.Records[i].Status != 0 {
+			return &r.Records[i]
+		}
+	}
+	return nil
+}
+
+func (t *Terminals) send(w *terminal, line string) error {
+	if line != "" {
+		if _, err := t.tmux("send-keys", "-t", w.pane, "-l", line); err != nil {
+			return err
+		}
+	}
+	_, err := t.tmux("send-keys", "-t", w.pane, "Enter")
+	return err
+}
+
+// Type types a block's lines into terminal n and waits until the shell has
+// run them all, or, for a block that keeps running, until its output
+// matches wait.
+func (t *Terminals) Type(ctx context.Context, n int, lines []string, wait *regexp.Regexp, timeout time.Duration) (Result, error) {
+	w, err := t.open(n)
+	if err != nil {
+		return Result{}, err
+	}
+	if w.running != "" {
+		return Result{}, fmt.Errorf("the %s terminal is still running %q: the text must stop it first (Ctrl-C)", ordinals[n-1], w.running)
+	}
+	before := len(t.records(w))
+	start := len(t.history(w)) - 1
+	for _, l := range lines {
+		if err := t.send(w, l); err != nil {
+			return Result{}, err
+		}
+	}
+	deadline := time.Now().Add(timeout)
+	if wait != nil {
+		for {
+			h := t.history(w)
+			out := output(h[min(start, len(h)):])
+			if wait.MatchString(out) {
+				// It runs; the commands typed before it have ended, and
+				// their records say how.
+				w.running = strings.Join(lines, "; ")
+				return Result{Records: t.records(w)[before:], Output: out}, nil
+			}
+			// The last line is what keeps running: its record means it ended.
+			rs := t.records(w)[before:]
+			for _, r := range rs {
+				if r.Command == strings.TrimSpace(lines[len(lines)-1]) || r.Status != 0 {
+					return Result{Records: rs, Output: out}, fmt.Errorf("it was to keep running, showing %q, and %q ended first (exit %d)", wait, r.Command, r.Status)
+				}
+			}
+			if err := sleep(ctx, deadline, 200*time.Millisecond); err != nil {
+				return Result{Output: out}, fmt.Errorf("its output did not show %q in %s", wait, timeout)
+			}
+		}
+	}
+	t.seq++
+	marker := ": reader-step-" + strconv.Itoa(t.seq)
+	if err := t.send(w, marker); err != nil {
+		return Result{}, err
+	}
+	for {
+		rs := t.records(w)
+		for i := before; i < len(rs); i++ {
+			if rs[i].Command == marker {
+				h := t.history(w)
+				return Result{Records: rs[before:i], Output: output(h[min(start, len(h)):])}, nil
+			}
+		}
+		if err := sleep(ctx, deadline, 100*time.Millisecond); err != nil {
+			h := t.history(w)
+			return Result{Records: rs[before:], Output: output(h[min(start, len(h)):])}, fmt.Errorf("not done in %s", timeout)
+		}
+	}
+}
+
+// Interrupt presses Ctrl-C in terminal n and waits for its prompt.
+func (t *Terminals) Interrupt(ctx context.Context, n int) error {
+	w, ok := t.win[n]
+	if !ok {
+		return fmt.Errorf("the %s terminal was never opened", ordinals[n-1])
+	}
+	if w.running == "" {
+		return fmt.Errorf("the %s terminal runs nothing to stop", ordinals[n-1])
+	}
+	before := len(t.records(w))
+	if _, err := t.tmux("send-keys", "-t", w.pane, "C-c"); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(t.records(w)) == before {
+		if err := sleep(ctx, deadline, 100*time.Millisecond); err != nil {
+			return fmt.Errorf("the %s terminal showed no prompt 30s after Ctrl-C", ordinals[n-1])
+		}
+	}
+	w.running = ""
+	return nil
+}
+
+// Running names the terminals still running a block.
+func (t *Terminals) Running() []string {
+	var r []string
+	for n := 1; n <= len(ordinals); n++ {
+		if w, ok := t.win[n]; ok && w.running != "" {
+			r = append(r, fmt.Sprintf("the %s terminal (%s)", ordinals[n-1], w.running))
+		}
+	}
+	return r
+}
+
+// Close ends every terminal and the tmux server.
+func (t *Terminals) Close() {
+	if len(t.win) > 0 {
+		_, _ = t.tmux("kill-server")
+	}
+}
+
+func sleep(ctx context.Context, deadline time.Time, d time.Duration) error {
+	if time.Now().After(deadline) {
+		return context.DeadlineExceeded
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
