@@ -147,8 +147,8 @@ func TestCustomPodValidation(t *testing.T) {
 			[]string{"spec.replicas", "must be of type integer"}},
 		{"a fraction", customPod("fraction", "spec:\n  replicas: 1.5"),
 			[]string{"spec.replicas", "must be of type integer"}},
-		{"unknown field", customPod("unknown", "spec:\n  replicas: 1\n  image: nginx"),
-			[]string{`unknown field "spec.image"`}},
+		{"a misspelt field", customPod("misspelt", "spec:\n  replica: 1"),
+			[]string{`unknown field "spec.replica"`}},
 	})
 }
 

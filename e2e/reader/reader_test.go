@@ -70,7 +70,7 @@ func TestReader(t *testing.T) {
 }
 
 // newClone makes a fresh clone of root: `git clone`, then root's uncommitted
-// changes copied over, and bin/ hard-linked (the pinned tools, as `make
+// changes copied over and committed, and bin/ hard-linked (the pinned tools, as `make
 // tools` leaves them). Its cluster is deleted when the test ends.
 func newClone(t *testing.T, root string) string {
 	t.Helper()
@@ -94,6 +94,17 @@ func newClone(t *testing.T, root string) string {
 	}
 	for _, f := range strings.Fields(git("diff", "--name-only", "--no-renames", "--diff-filter=D", "HEAD")) {
 		_ = os.Remove(filepath.Join(clone, f))
+	}
+	// Committed in the clone, so that a `git checkout -- .` in the text
+	// puts back these files, not HEAD's.
+	commit := exec.Command("git", "-c", "user.name=reader", "-c", "user.email=reader@example.com",
+		"commit", "--quiet", "--allow-empty", "--all", "--message", "uncommitted changes")
+	commit.Dir = clone
+	if err := exec.Command("git", "-C", clone, "add", "--all").Run(); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := commit.CombinedOutput(); err != nil {
+		t.Fatalf("git commit in the clone: %v\n%s", err, out)
 	}
 	if err := linkTree(filepath.Join(root, "bin"), filepath.Join(clone, "bin")); err != nil {
 		t.Fatalf("linking bin/ into the clone (run make tools first): %v", err)

@@ -66,8 +66,8 @@ var _ = Describe("CustomPod validation", func() {
 			"spec.replicas: Invalid value: 101: spec.replicas in body should be less than or equal to 100"),
 		Entry("replicas given as a string", replicas("three"),
 			`spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"`),
-		Entry("an unknown field", map[string]any{"image": "nginx"},
-			`unknown field "spec.image"`),
+		Entry("a misspelt field", map[string]any{"replica": 3},
+			`unknown field "spec.replica"`),
 	)
 
 	It("should default replicas to 1", func() {
