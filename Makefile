@@ -95,6 +95,10 @@ e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given: c
 	@cd e2e && GOWORK=off go run ./cmd/preflight
 	@cd e2e && CLUSTER=$(E2E_CLUSTER) E2E_MANAGERS=$(E2E_MANAGERS) $(CLUSTER_CLI) run -- go test -count=1 -p 1 -parallel 4 -timeout 45m $(E2E_PACKAGES)
 
+.PHONY: reader
+reader: tools ## Follow every chapter of docs/ as a reader types it: tmux terminals, bash and zsh, fresh clones (make test runs it).
+	@cd e2e && GOWORK=off go test -tags reader -count=1 -timeout 20m ./reader
+
 .PHONY: bench
 bench: tools cluster-cli ## Measure the three approaches side by side on a kwok cluster of its own; writes docs/bench.md and docs/bench.png (BENCH_FLAGS=-h lists the options).
 	@cd e2e && CLUSTER=kwok CLUSTER_NAME=k8s-demo-bench CLUSTER_NODES=$(BENCH_NODES) $(CLUSTER_CLI) run -- go run ./cmd/bench $(BENCH_FLAGS)

@@ -38,15 +38,22 @@ summary() {
   printf '  %-60s %8s\n' "total" "$(fmt_secs $total)"
 }
 
-# side_by_side "title A" funcA "title B" funcB: runs two functions made of
+# side_by_side "title A" funcA "title B" funcB ...: runs functions made of
 # steps at once, each with its output in .cache/side-by-side/, saying every
 # minute what each is at; then prints each one's output whole, one after the
-# other, and adds their steps to the summary. Fails if either failed.
+# other, and adds their steps to the summary. Fails if any failed.
 side_by_side() {
   local dir=$ROOT/.cache/side-by-side start=$SECONDS
   rm -rf "$dir" && mkdir -p "$dir"
-  local titles=("$1" "$3") funcs=("$2" "$4") pids=() i
-  for i in 0 1; do
+  local titles=() funcs=() pids=() reported=() i n
+  while [ $# -ge 2 ]; do
+    titles+=("$1")
+    funcs+=("$2")
+    reported+=("")
+    shift 2
+  done
+  n=${#funcs[@]}
+  for ((i = 0; i < n; i++)); do
     (
       _step_names=() _step_secs=() _step_status=()
       rc=0
@@ -58,15 +65,19 @@ side_by_side() {
     ) >"$dir/$i.log" 2>&1 &
     pids+=($!)
   done
-  printf '\n\033[1m==> side by side: (1) %s; (2) %s\033[0m\n' "${titles[0]}" "${titles[1]}"
-  printf '    their output follows when both are done; meanwhile: tail -f .cache/side-by-side/{0,1}.log\n'
+  printf '\n\033[1m==> side by side:'
+  for ((i = 0; i < n; i++)); do
+    printf ' (%d) %s;' $((i + 1)) "${titles[$i]}"
+  done
+  printf '\033[0m\n'
+  printf '    their output follows when all are done; meanwhile: tail -f .cache/side-by-side/N.log (N from 0)\n'
   # Every minute, what each is at; and the moment one ends, how it ended (a
-  # failure is then known without waiting for the other).
-  local running=1 esc reported=("" "")
+  # failure is then known without waiting for the others).
+  local running=1 esc
   esc=$(printf '\033')
   while [ $running = 1 ]; do
     running=0
-    for i in 0 1; do
+    for ((i = 0; i < n; i++)); do
       if kill -0 "${pids[$i]}" 2>/dev/null; then
         running=1
       elif [ -z "${reported[$i]}" ]; then
@@ -75,7 +86,7 @@ side_by_side() {
         last=$(tail -1 "$dir/$i.steps" 2>/dev/null)
         case "$last" in
           *"|ok|"*) printf '    (%d) %s: done, ok\n' $((i + 1)) "$(fmt_secs $((SECONDS - start)))" ;;
-          *) printf '    (%d) %s: FAILED at "%s"; its output: .cache/side-by-side/%d.log (and below, once the other is done)\n' \
+          *) printf '    (%d) %s: FAILED at "%s"; its output: .cache/side-by-side/%d.log (and below, once the others are done)\n' \
                $((i + 1)) "$(fmt_secs $((SECONDS - start)))" "${last##*|}" "$i" ;;
         esac
       fi
@@ -83,7 +94,7 @@ side_by_side() {
     [ $running = 1 ] || break
     sleep 5
     if [ $(((SECONDS - start) % 60)) -lt 5 ]; then
-      for i in 0 1; do
+      for ((i = 0; i < n; i++)); do
         local at
         at=$(grep -a '==>' "$dir/$i.log" 2>/dev/null | tail -1 | sed "s/$esc\[[0-9;]*m//g; s/^==> //")
         kill -0 "${pids[$i]}" 2>/dev/null && printf '    (%d) %s: at %s\n' $((i + 1)) "$(fmt_secs $((SECONDS - start)))" "${at:-its start}"
@@ -91,7 +102,7 @@ side_by_side() {
     fi
   done
   local rc=0 r
-  for i in 0 1; do
+  for ((i = 0; i < n; i++)); do
     r=0
     wait "${pids[$i]}" || r=$?
     [ $r -eq 0 ] || rc=$r

@@ -5,7 +5,10 @@
 #      (1) make verify (versions, gofmt, generated code and manifests), each
 #          demo module's own `make test` (unit and envtest suites), then
 #          `make demo KEEP=0`;
-#      (2) the e2e suites, on a kwok cluster of their own that is removed after
+#      (2) the e2e suites, on a kwok cluster of their own that is removed after;
+#      (3) the tutorial followed as a reader types it (e2e/reader): every
+#          chapter typed into tmux terminals, under bash and under zsh, from
+#          fresh clones with clusters of their own.
 # It stops at the first failure, and always says where the time went.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -45,6 +48,7 @@ prebuild_wait() {
 run_tests() {
   # Before anything long: the suites' programs need their fixed ports free.
   step "preflight: the ports the suites listen on are free" bash -c "cd '$ROOT/e2e' && GOWORK=off go run ./cmd/preflight" || return
+  step "preflight: tmux and zsh, for the tutorial typed into terminals" need_reader_tools || return
   mkdir -p "$ROOT/.cache"
   nice -n 10 bash -c "$(declare -f modules prebuild prebuild_logged); ROOT='$ROOT'; prebuild_logged" >"$ROOT/.cache/prebuild.log" 2>&1 &
   local prebuild_pid=$!
@@ -59,8 +63,40 @@ run_tests() {
   # (mostly waiting on their cluster). One after the other, a core sat idle
   # through the suites. Both may run `make install` or `make build` in the same
   # module: what controller-gen writes there is the same from either.
-  side_by_side "verify, the demos' own tests, then make demo" checks_then_demo \
-    "the e2e suites on a kwok cluster" e2e_suites
+  # The reader's passes and the e2e suites' programs listen on the same fixed
+  # ports (crd-demo's backend on 8090): side by side only where the passes
+  # get networks of their own.
+  if own_network; then
+    side_by_side "verify, the demos' own tests, then make demo" checks_then_demo \
+      "the e2e suites on a kwok cluster" e2e_suites \
+      "the tutorial as a reader types it" reader
+  else
+    side_by_side "verify, the demos' own tests, then make demo" checks_then_demo \
+      "the e2e suites on a kwok cluster, then the tutorial as a reader types it" e2e_then_reader
+  fi
+}
+
+# own_network: whether a program can get a network namespace of its own here
+# (e2e/reader's OwnNetwork asks the same).
+own_network() {
+  [ "$(uname -s)" = Linux ] && command -v unshare >/dev/null 2>&1 || return 1
+  command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || return 1
+  if [ "$(id -u)" = 0 ]; then unshare --net true 2>/dev/null; else unshare --net --map-root-user true 2>/dev/null; fi
+}
+
+e2e_then_reader() {
+  e2e_suites && reader
+}
+
+need_reader_tools() {
+  local t missing=""
+  for t in tmux zsh; do
+    command -v $t >/dev/null 2>&1 || missing="$missing $t"
+  done
+  [ -z "$missing" ] && return
+  echo "make test types the tutorial into terminals, and needs:$missing."
+  echo "Install it: Debian or Ubuntu: sudo apt-get install tmux zsh; macOS: brew install tmux (zsh is macOS's shell)."
+  return 1
 }
 
 checks_then_demo() {
@@ -85,6 +121,13 @@ e2e_suites() {
   # in the same modules; inside a package, tests run side by side (-parallel).
   step "e2e: the suites on a kwok cluster (CLUSTER_NAME=k8s-demo-test)" bash -c \
     "cd '$ROOT/e2e' && CLUSTER=kwok CLUSTER_NAME=k8s-demo-test '$LOCALBIN/e2e-cluster' run -- go test -count=1 -p 1 -parallel 4 -timeout 30m ./..."
+}
+
+reader() {
+  # Its passes run at once, each in a network namespace of its own (Linux),
+  # so their fixed ports do not meet the e2e suites'.
+  step "reader: every chapter typed into tmux terminals, bash and zsh (e2e/reader)" bash -c \
+    "cd '$ROOT/e2e' && GOWORK=off go test -tags reader -count=1 -timeout 20m ./reader"
 }
 
 run_tests

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
 )
 
@@ -85,7 +86,7 @@ func TestInvalidManifestsAreRefusedAtAdmission(t *testing.T) {
 			h := harness.New(t)
 			for _, f := range schema.files {
 				h.KubectlIn(h.Path(), "apply", "-f", f)
-				h.KubectlIn(h.Path(), "wait", "--for=condition=Established", "-f", f)
+				h.KubectlIn(h.Path(), "wait", cluster.WaitEstablished, "-f", f)
 			}
 			for _, f := range schema.valid {
 				h.KubectlIn(h.Path(), "apply", "--dry-run=server", "-f", f)

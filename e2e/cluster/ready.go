@@ -86,3 +86,9 @@ func nodeReady(n *corev1.Node) bool {
 	}
 	return false
 }
+
+// WaitEstablished is `kubectl wait`'s argument for a CRD the API server
+// serves. Not --for=condition=Established: kubectl fails at once, instead of
+// waiting, while a new CRD's .status.conditions is still null
+// (kubernetes/kubernetes#66439); a JSONPath wait keeps waiting.
+const WaitEstablished = `--for=jsonpath={.status.conditions[?(@.type=="Established")].status}=True`

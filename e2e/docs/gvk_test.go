@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
 
+	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestGVK(t *testing.T) {
 	h := harness.New(t)
 	h.KubectlIn(h.Path("crd-demo"), "apply", "-f", "crd/network.yaml")
-	h.Kubectl("wait", "--for=condition=Established", "crd/networks.samplecrd.k8s.io", "--timeout=60s")
+	h.Kubectl("wait", cluster.WaitEstablished, "crd/networks.samplecrd.k8s.io", "--timeout=60s")
 
 	// +docs:begin discovery
 	// Discovery: what the API server serves. One request per group version,

@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"example.com/k8s-demo/e2e/cluster"
 )
 
 // InCluster reports whether the suites run the demos' controllers in the
@@ -129,7 +131,7 @@ func (h *H) Deploy(spec DeploySpec) *Deployed {
 		h.Fatal(err)
 	}
 	// The CRDs `make deploy` created are served once Established.
-	h.Kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+	h.Kubectl("wait", cluster.WaitEstablished, "--timeout=60s", "crd", "--all")
 	return d
 }
 

@@ -1,3 +1,5 @@
+//go:build reader
+
 package reader
 
 import (
@@ -5,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -31,42 +32,70 @@ var readerChapters = []string{
 //	bash, zsh: every chapter, in reading order, in one clone;
 //	alone:     each chapter after the first on its own, in a clone of its
 //	           own with no cluster up, under zsh (macOS's shell), as a reader
-//	           who starts there.
+//	           who starts there;
+//	workshop:  the workshop, from its pre-work, under bash.
 //
 // Each chapter opens new terminals at the repository root. A failure names
-// the chapter, the step and the terminal, and shows the screen.
-// `go test ./docs -run 'TestReader/bash/crd-demo'` runs one chapter (after
-// the ones before it; 'TestReader/alone/crd-demo' alone).
+// the chapter, the step and the terminal, and shows the screen. Where each
+// pass can have a network of its own (Linux), the passes run at once.
+// `go test -tags reader ./reader -run 'TestReader/alone/crd-demo'` runs one
+// chapter alone.
 func TestReader(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("tmux, bash and zsh: Linux and macOS")
-	}
 	for _, tool := range []string{"tmux", "bash", "zsh", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the reader-mode runner needs %s (Debian: apt-get install tmux zsh; macOS: brew install tmux): %v", tool, err)
 		}
 	}
 	root := repoRoot(t)
-	for _, shell := range []string{"bash", "zsh"} {
-		t.Run(shell, func(t *testing.T) {
-			clone := newClone(t, root)
-			for _, ch := range readerChapters {
-				ok := t.Run(strings.TrimSuffix(ch, ".md"), func(t *testing.T) {
-					followChapter(t, shell, clone, ch)
-				})
-				if !ok {
+	network := OwnNetwork()
+	if network == nil {
+		t.Log("no network namespace here (Linux's unshare and ip): the passes run one after another")
+	}
+	pass := func(name, shell string, chapters []string, alone bool) {
+		t.Run(name, func(t *testing.T) {
+			if network != nil {
+				t.Parallel()
+			}
+			if alone {
+				for _, ch := range chapters {
+					t.Run(strings.TrimSuffix(ch, ".md"), func(t *testing.T) {
+						followChapter(t, newReader(t, shell, newClone(t, root), network), ch)
+					})
+				}
+				return
+			}
+			terms := newReader(t, shell, newClone(t, root), network)
+			for _, ch := range chapters {
+				if !t.Run(strings.TrimSuffix(ch, ".md"), func(t *testing.T) { followChapter(t, terms, ch) }) {
 					t.Fatalf("stopped after %s: the chapters after it start where it ends", ch)
 				}
 			}
 		})
 	}
-	t.Run("alone", func(t *testing.T) {
-		for _, ch := range append(readerChapters[1:], "workshop.md") {
-			t.Run(strings.TrimSuffix(ch, ".md"), func(t *testing.T) {
-				followChapter(t, "zsh", newClone(t, root), ch)
-			})
-		}
-	})
+	pass("bash", "bash", readerChapters, false)
+	pass("zsh", "zsh", readerChapters, false)
+	pass("alone", "zsh", readerChapters[1:], true)
+	pass("workshop", "bash", []string{"workshop.md"}, true)
+}
+
+// newReader opens a reader's terminals on clone, with an empty HOME of
+// their own.
+func newReader(t *testing.T, shell, clone string, network []string) *Terminals {
+	scratch, err := os.MkdirTemp("", "reader-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(scratch) })
+	home := filepath.Join(scratch, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	terms, err := NewTerminals(shell, clone, scratch, readerEnv(t, clone, home), network)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(terms.Close)
+	return terms
 }
 
 // newClone makes a fresh clone of root: `git clone`, then root's uncommitted
@@ -191,11 +220,10 @@ func readerEnv(t *testing.T, clone, home string) []string {
 	return env
 }
 
-// followChapter types a chapter's steps into new terminals in clone.
-func followChapter(t *testing.T, shell, clone, chapter string) {
-	path := filepath.Join(clone, "docs", chapter)
+// followChapter types a chapter's steps into new terminals.
+func followChapter(t *testing.T, terms *Terminals, chapter string) {
 	rel := filepath.Join("docs", chapter)
-	d, err := docs.ReadDoc(path)
+	d, err := docs.ReadDoc(filepath.Join(terms.Root, rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,20 +237,11 @@ func followChapter(t *testing.T, shell, clone, chapter string) {
 	if len(steps) == 0 {
 		t.Fatalf("%s: no step to follow; take it out of readerChapters", rel)
 	}
-	scratch, err := os.MkdirTemp("", "reader-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(scratch) })
-	home := filepath.Join(scratch, "home")
-	if err := os.Mkdir(home, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	terms, err := NewTerminals(shell, clone, scratch, readerEnv(t, clone, home))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer terms.Close()
+	defer func() {
+		if err := terms.EndChapter(); err != nil {
+			t.Error(err)
+		}
+	}()
 	ctx := t.Context()
 	for i, s := range steps {
 		where := s.Where(rel, i+1)

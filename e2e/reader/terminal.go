@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -50,9 +51,11 @@ const (
 	prompt2 = "reader> "
 )
 
-// NewTerminals prepares (but does not open) a reader's terminals; dir is the
-// runner's scratch directory, which must not be inside root.
-func NewTerminals(shell, root, dir string, env []string) (*Terminals, error) {
+// NewTerminals starts the tmux server of a reader's terminals, in the
+// network network starts it in (nil: this machine's); dir is the runner's
+// scratch directory, outside root. The server lives until Close; each
+// chapter's terminals are windows of a session of their own (EndChapter).
+func NewTerminals(shell, root, dir string, env, network []string) (*Terminals, error) {
 	t := &Terminals{Shell: shell, Root: root, Env: env, dir: dir, win: map[int]*terminal{}}
 	conf := "set -g history-limit 200000\nset -g remain-on-exit on\nset -g default-size 250x50\n"
 	if err := os.WriteFile(filepath.Join(dir, "tmux.conf"), []byte(conf), 0o644); err != nil {
@@ -84,11 +87,32 @@ precmd() { local s=$?; print -r -- "$s	$(fc -ln -1 2>/dev/null)" >>"%s.$TMUX_PAN
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(rc), 0o644); err != nil {
 		return nil, err
 	}
+	// A session nobody types in keeps the server, and so its network, up
+	// between chapters.
+	if _, err := t.tmuxIn(network, "new-session", "-d", "-s", "keep", "-c", root, "while :; do sleep 3600; done"); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
+// EndChapter closes the chapter's terminals; the next chapter opens new ones.
+func (t *Terminals) EndChapter() error {
+	if len(t.win) == 0 {
+		return nil
+	}
+	t.win = map[int]*terminal{}
+	_, err := t.tmux("kill-session", "-t", "reader")
+	return err
+}
+
 func (t *Terminals) tmux(args ...string) (string, error) {
-	cmd := exec.Command("tmux", append([]string{"-S", filepath.Join(t.dir, "tmux.sock"), "-f", filepath.Join(t.dir, "tmux.conf")}, args...)...)
+	return t.tmuxIn(nil, args...)
+}
+
+// tmuxIn runs tmux under a prefix command (OwnNetwork's).
+func (t *Terminals) tmuxIn(prefix []string, args ...string) (string, error) {
+	argv := append(append(prefix, "tmux", "-S", filepath.Join(t.dir, "tmux.sock"), "-f", filepath.Join(t.dir, "tmux.conf")), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = t.Env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -111,7 +135,7 @@ func (t *Terminals) open(n int) (*terminal, error) {
 	if w, ok := t.win[n]; ok {
 		return w, nil
 	}
-	args := []string{"new-window", "-d", "-P", "-F", "#{pane_id}", "-c", t.Root, t.shellCommand()}
+	args := []string{"new-window", "-d", "-t", "reader", "-P", "-F", "#{pane_id}", "-c", t.Root, t.shellCommand()}
 	if len(t.win) == 0 {
 		args = []string{"new-session", "-d", "-s", "reader", "-x", "250", "-y", "50", "-P", "-F", "#{pane_id}", "-c", t.Root, t.shellCommand()}
 	}
@@ -302,9 +326,42 @@ func (t *Terminals) Running() []string {
 
 // Close ends every terminal and the tmux server.
 func (t *Terminals) Close() {
-	if len(t.win) > 0 {
-		_, _ = t.tmux("kill-server")
+	_, _ = t.tmux("kill-server")
+}
+
+// OwnNetwork returns the command that runs a program in a network namespace
+// of its own, with only a loopback interface (Linux: unshare, and ip from
+// iproute2), or nil where that cannot be had. Readers' terminals that each
+// have their own can run at once: the tutorial's programs listen on fixed
+// ports (the network backend on 8090), and so do the e2e suites'.
+func OwnNetwork() []string {
+	if runtime.GOOS != "linux" {
+		return nil
 	}
+	ip, err := exec.LookPath("ip")
+	if err != nil {
+		for _, p := range []string{"/usr/sbin/ip", "/sbin/ip"} {
+			if _, err := os.Stat(p); err == nil {
+				ip = p
+			}
+		}
+	}
+	if ip == "" {
+		return nil
+	}
+	prefix := []string{"unshare", "--net"}
+	if os.Geteuid() != 0 {
+		prefix = append(prefix, "--map-root-user")
+	}
+	// kube-apiserver picks the address it advertises from the interface of
+	// the default route, so there is one: through the loopback interface,
+	// which gets an address that is not a loopback one.
+	prefix = append(prefix, "sh", "-c",
+		`"$0" link set lo up && "$0" addr add 10.200.0.1/32 dev lo && "$0" route add default dev lo && shift && exec "$@"`, ip, "--")
+	if err := exec.Command(prefix[0], append(prefix[1:], "true")...).Run(); err != nil {
+		return nil
+	}
+	return prefix
 }
 
 func sleep(ctx context.Context, deadline time.Time, d time.Duration) error {

@@ -32,7 +32,7 @@ custompod_wait() {
 chapter "CustomPod with raw client-go (crd-demo)"
 cd "$ROOT/crd-demo" || exit 1
 run "the CRD to be created" kubectl apply -f crd/custompod.yaml
-run "the API server to serve custompods" kubectl wait --for condition=Established crd/custompods.zhhnzw.mock.com --timeout=60s
+run "the API server to serve custompods" kubectl wait --for=jsonpath='{.status.conditions[?(@.type=="Established")].status}'=True crd/custompods.zhhnzw.mock.com --timeout=60s
 custompod_walkthrough demo-client-go example/example-custompod.yaml bin/custompod-controller
 
 for module in kubebuilder-demo:kubebuilder operator-demo:operator-sdk; do

@@ -27,6 +27,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"example.com/k8s-demo/e2e/cluster"
 )
 
 // bench holds what every run shares: the cluster and the built binaries.
@@ -92,7 +94,7 @@ func (b *bench) kubectlApply(files ...string) error {
 	if out, err := exec.Command(b.kubectl, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	args = []string{"wait", "--for=condition=Established", "--timeout=60s"}
+	args = []string{"wait", cluster.WaitEstablished, "--timeout=60s"}
 	for _, f := range files {
 		args = append(args, "-f", filepath.Join(b.root, f))
 	}

@@ -143,7 +143,7 @@ func main() {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fail(fmt.Errorf("applying the CRDs: %v\n%s", err, out))
 	}
-	if _, err := kubectl("wait", "--for=condition=Established", "crd/custompods.zhhnzw.mock.com", "--timeout=60s"); err != nil {
+	if _, err := kubectl("wait", cluster.WaitEstablished, "crd/custompods.zhhnzw.mock.com", "--timeout=60s"); err != nil {
 		fail(err)
 	}
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# CI-only: installs what `make test` needs besides Go to type the tutorial
+# into terminals (e2e/reader): tmux and zsh, from Debian's packages. A reader
+# installs them as the README says; make never runs this.
+set -euo pipefail
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi
+}
+missing=""
+for t in tmux zsh; do
+  command -v $t >/dev/null 2>&1 || missing="$missing $t"
+done
+if [ -z "$missing" ]; then
+  echo "tmux and zsh: already here"
+  exit 0
+fi
+command -v apt-get >/dev/null || { echo "no apt-get: install$missing by hand" >&2; exit 1; }
+echo "installing$missing from Debian's packages"
+as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+# shellcheck disable=SC2086
+as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
