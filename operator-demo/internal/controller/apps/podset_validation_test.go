@@ -65,7 +65,7 @@ var _ = Describe("PodSet validation", func() {
 		Entry("no size", map[string]any{},
 			"spec.size: Required value"),
 		Entry("an unknown field", map[string]any{"size": int64(1), "image": "nginx"},
-			`unknown field "spec.replica"`),
+			`unknown field "spec.image"`),
 	)
 
 	It("should accept sizes 0 and 100", func() {
