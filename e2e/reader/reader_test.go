@@ -29,16 +29,18 @@ var readerChapters = []string{
 // included, and bin/ linked from this one, as after `make tools`), with no
 // KUBECONFIG, a PATH without the repository's bin/, and an empty HOME:
 //
-//	bash, zsh: every chapter, in reading order, in one clone;
-//	alone:     each chapter after the first on its own, in a clone of its
-//	           own with no cluster up, under zsh (macOS's shell), as a reader
-//	           who starts there;
-//	workshop:  the workshop, from its pre-work, under bash.
+//	bash:     every chapter, in reading order, in one clone;
+//	zsh:      each chapter on its own, in a clone of its own with no cluster
+//	          up, as a reader who starts there, under macOS's shell;
+//	workshop: the workshop, from its pre-work (`make demo`), under zsh.
+//
+// So every chapter runs under both shells, and both after the chapters
+// before it and on its own.
 //
 // Each chapter opens new terminals at the repository root. A failure names
 // the chapter, the step and the terminal, and shows the screen. Where each
 // pass can have a network of its own (Linux), the passes run at once.
-// `go test -tags reader ./reader -run 'TestReader/alone/crd-demo'` runs one
+// `go test -tags reader ./reader -run 'TestReader/zsh/crd-demo'` runs one
 // chapter alone.
 func TestReader(t *testing.T) {
 	for _, tool := range []string{"tmux", "bash", "zsh", "git"} {
@@ -73,9 +75,8 @@ func TestReader(t *testing.T) {
 		})
 	}
 	pass("bash", "bash", readerChapters, false)
-	pass("zsh", "zsh", readerChapters, false)
-	pass("alone", "zsh", readerChapters[1:], true)
-	pass("workshop", "bash", []string{"workshop.md"}, true)
+	pass("zsh", "zsh", readerChapters, true)
+	pass("workshop", "zsh", []string{"workshop.md"}, true)
 }
 
 // newReader opens a reader's terminals on clone, with an empty HOME of
