@@ -11,18 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/docs"
 )
-
-// readerChapters are the pages a reader types commands from, in reading
-// order: docs/README.md's "Before you start", then the chapters. The other
-// pages hold no steps to follow, but for the workshop, which starts from a
-// fresh clone of its own (its pre-work) and so runs only alone.
-var readerChapters = []string{
-	"README.md", "concepts.md", "crd-demo.md", "kubebuilder-demo.md",
-	"operator-demo.md", "comparison.md",
-}
 
 // TestReader follows the tutorial as a reader types it, in real terminals
 // (tmux), from a fresh clone of the repository (its uncommitted changes
@@ -286,13 +276,4 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 
 func indent(lines []string) string {
 	return fmt.Sprintf("  %s", strings.Join(lines, "\n  "))
-}
-
-func repoRoot(t *testing.T) string {
-	wd, _ := os.Getwd()
-	root, err := cluster.FindRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
