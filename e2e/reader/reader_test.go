@@ -42,6 +42,10 @@ func TestReader(t *testing.T) {
 	network := OwnNetwork()
 	if network == nil {
 		t.Log("no network namespace here (Linux's unshare and ip): the passes run one after another")
+	} else {
+		// In a network of its own, the Go module proxy is out of reach: the
+		// module cache gets here what a reader's go commands would fetch.
+		downloadModules(t, root)
 	}
 	pass := func(name, shell string, chapters []string, alone bool) {
 		t.Run(name, func(t *testing.T) {
@@ -67,6 +71,22 @@ func TestReader(t *testing.T) {
 	pass("bash", "bash", readerChapters, false)
 	pass("zsh", "zsh", readerChapters, true)
 	pass("workshop", "zsh", []string{"workshop.md"}, true)
+}
+
+// downloadModules fills the Go module cache with every module the
+// repository's modules need, as `go mod download` does in each.
+func downloadModules(t *testing.T, root string) {
+	mods, err := filepath.Glob(filepath.Join(root, "*", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mods {
+		cmd := exec.Command("go", "mod", "download")
+		cmd.Dir, cmd.Env = filepath.Dir(m), append(os.Environ(), "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go mod download in %s: %v\n%s", filepath.Dir(m), err, out)
+		}
+	}
 }
 
 // newReader opens a reader's terminals on clone, with an empty HOME of
