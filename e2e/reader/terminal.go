@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Terminals are a reader's terminals: one tmux window each, on a tmux server
@@ -145,12 +147,10 @@ func (t *Terminals) open(n int) (*terminal, error) {
 	}
 	w := &terminal{n: n, pane: pane, records: filepath.Join(t.dir, "records."+pane)}
 	t.win[n] = w
-	deadline := time.Now().Add(30 * time.Second)
-	for len(t.records(w)) == 0 {
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the %s terminal's %s showed no prompt in 30s:\n%s", ordinals[n-1], t.Shell, t.Screen(n, 20))
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return len(t.records(w)) > 0, nil
+	}); err != nil {
+		return nil, fmt.Errorf("the %s terminal's %s showed no prompt in 30s:\n%s", ordinals[n-1], t.Shell, t.Screen(n, 20))
 	}
 	return w, nil
 }
@@ -231,8 +231,8 @@ func (t *Terminals) send(w *terminal, line string) error {
 
 // Type types a block's lines into terminal n and waits until the shell has
 // run them all, or, for a block that keeps running, until its output
-// matches wait.
-func (t *Terminals) Type(ctx context.Context, n int, lines []string, wait *regexp.Regexp, timeout time.Duration) (Result, error) {
+// matches runs.
+func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *regexp.Regexp, timeout time.Duration) (Result, error) {
 	w, err := t.open(n)
 	if err != nil {
 		return Result{}, err
@@ -247,47 +247,59 @@ func (t *Terminals) Type(ctx context.Context, n int, lines []string, wait *regex
 			return Result{}, err
 		}
 	}
-	deadline := time.Now().Add(timeout)
-	if wait != nil {
-		for {
-			h := t.history(w)
-			out := output(h[min(start, len(h)):])
-			if wait.MatchString(out) {
+	var res Result
+	shown := func() string {
+		h := t.history(w)
+		return output(h[min(start, len(h)):])
+	}
+	if runs != nil {
+		var ended error
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+			res = Result{Records: t.records(w)[before:], Output: shown()}
+			if runs.MatchString(res.Output) {
 				// It runs; the commands typed before it have ended, and
 				// their records say how.
 				w.running = strings.Join(lines, "; ")
-				return Result{Records: t.records(w)[before:], Output: out}, nil
+				return true, nil
 			}
 			// The last line is what keeps running: its record means it ended.
-			rs := t.records(w)[before:]
-			for _, r := range rs {
+			for _, r := range res.Records {
 				if r.Command == strings.TrimSpace(lines[len(lines)-1]) || r.Status != 0 {
-					return Result{Records: rs, Output: out}, fmt.Errorf("it was to keep running, showing %q, and %q ended first (exit %d)", wait, r.Command, r.Status)
+					ended = fmt.Errorf("it was to keep running, showing %q, and %q ended first (exit %d)", runs, r.Command, r.Status)
+					return false, ended
 				}
 			}
-			if err := sleep(ctx, deadline, 200*time.Millisecond); err != nil {
-				return Result{Output: out}, fmt.Errorf("its output did not show %q in %s", wait, timeout)
-			}
+			return false, nil
+		})
+		switch {
+		case ended != nil:
+			return res, ended
+		case err != nil:
+			return res, fmt.Errorf("its output did not show %q in %s", runs, timeout)
 		}
+		return res, nil
 	}
 	t.seq++
 	marker := ": reader-step-" + strconv.Itoa(t.seq)
 	if err := t.send(w, marker); err != nil {
 		return Result{}, err
 	}
-	for {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		rs := t.records(w)
+		res = Result{Records: rs[before:]}
 		for i := before; i < len(rs); i++ {
 			if rs[i].Command == marker {
-				h := t.history(w)
-				return Result{Records: rs[before:i], Output: output(h[min(start, len(h)):])}, nil
+				res.Records = rs[before:i]
+				return true, nil
 			}
 		}
-		if err := sleep(ctx, deadline, 100*time.Millisecond); err != nil {
-			h := t.history(w)
-			return Result{Records: rs[before:], Output: output(h[min(start, len(h)):])}, fmt.Errorf("not done in %s", timeout)
-		}
+		return false, nil
+	})
+	res.Output = shown()
+	if err != nil {
+		return res, fmt.Errorf("not done in %s", timeout)
 	}
+	return res, nil
 }
 
 // Interrupt presses Ctrl-C in terminal n and waits for its prompt.
@@ -303,11 +315,10 @@ func (t *Terminals) Interrupt(ctx context.Context, n int) error {
 	if _, err := t.tmux("send-keys", "-t", w.pane, "C-c"); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(t.records(w)) == before {
-		if err := sleep(ctx, deadline, 100*time.Millisecond); err != nil {
-			return fmt.Errorf("the %s terminal showed no prompt 30s after Ctrl-C", ordinals[n-1])
-		}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return len(t.records(w)) > before, nil
+	}); err != nil {
+		return fmt.Errorf("the %s terminal showed no prompt 30s after Ctrl-C", ordinals[n-1])
 	}
 	w.running = ""
 	return nil
@@ -362,16 +373,4 @@ func OwnNetwork() []string {
 		return nil
 	}
 	return prefix
-}
-
-func sleep(ctx context.Context, deadline time.Time, d time.Duration) error {
-	if time.Now().After(deadline) {
-		return context.DeadlineExceeded
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
 }
