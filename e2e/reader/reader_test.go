@@ -272,10 +272,29 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 				timeout = time.Minute
 			}
 		}
+		var runs *KeepsRunning
+		if s.Check.Wait != nil {
+			// A server's output is checked while it runs: it is up when
+			// it shows what the check waits for and what the text shows.
+			runs = &KeepsRunning{
+				Ready: func(out string) bool {
+					return s.Check.Wait.MatchString(out) && (s.Shown == nil || s.Shown.Missing(out) == "")
+				},
+				What: fmt.Sprintf("its output showed %q", s.Check.Wait),
+			}
+			if s.Shown != nil {
+				runs.What += fmt.Sprintf(" and the output shown at %s:%d", rel, s.Shown.Line)
+			}
+		}
 		started := time.Now()
-		res, err := terms.Type(ctx, s.Terminal, s.Commands, s.Check.Wait, timeout)
+		res, err := terms.Type(ctx, s.Terminal, s.Commands, runs, timeout)
 		t.Logf("%s, %s:\n%s\n--- output:\n%s", where, time.Since(started).Round(100*time.Millisecond), indent(s.Commands), res.Output)
 		if err != nil {
+			if s.Shown != nil {
+				if missing := s.Shown.Missing(res.Output); missing != "" {
+					err = fmt.Errorf("%w; of the output shown at %s:%d, it did not print:\n  %s", err, rel, s.Shown.Line, missing)
+				}
+			}
 			t.Fatalf("%s: %v\n--- the %s terminal:\n%s", where, err, ordinals[s.Terminal-1], terms.Screen(s.Terminal, 40))
 		}
 		failed := res.Failed()
@@ -287,6 +306,11 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 		}
 		if s.Check.Expect != nil && !s.Check.Expect.MatchString(res.Output) {
 			t.Fatalf("%s: the output does not show %q:\n%s", where, s.Check.Expect, res.Output)
+		}
+		if s.Shown != nil {
+			if missing := s.Shown.Missing(res.Output); missing != "" {
+				t.Fatalf("%s: the text shows, at %s:%d, output the terminal did not print:\n  %s\n--- the terminal printed:\n%s", where, rel, s.Shown.Line, missing, res.Output)
+			}
 		}
 	}
 	if r := terms.Running(); len(r) > 0 {

@@ -13,6 +13,9 @@
 //   - A paragraph that says "Ctrl-C" presses it in each terminal it names
 //     ("first", "second", ...), in that order, and waits for the prompt.
 //
+// A block with no language right after a typed block, with no text between
+// them, is what that block prints: the runner checks it (Shown).
+//
 // A check comment just before a block only checks:
 //
 //	<!-- check expect="REGEXP" -->  the output must match
@@ -46,6 +49,8 @@ type Step struct {
 	// Interrupt lists the terminals that get Ctrl-C, in order.
 	Interrupt []int
 	Check     Check
+	// Shown is the output the text shows for the block, if it shows any.
+	Shown *Shown
 }
 
 // Check is what a check comment asks of a block.
@@ -89,12 +94,15 @@ func ReaderSteps(d *docs.Doc) ([]Step, []Skipped, error) {
 	var para []string // the current paragraph's text lines
 	var last string   // the last paragraph's text: a block's lead-in
 	paraLine := 0
+	// typed is the step of the last block typed, while no text has come
+	// after it: a block that follows shows its output.
+	typed := -1
 	// endParagraph turns a paragraph that says Ctrl-C into a step.
 	endParagraph := func() error {
 		if len(para) == 0 {
 			return nil
 		}
-		defer func() { para = nil }()
+		defer func() { para, typed = nil, -1 }()
 		text := strings.Join(para, " ")
 		last = text
 		loc := ctrlCRe.FindStringIndex(text)
@@ -122,6 +130,16 @@ func ReaderSteps(d *docs.Doc) ([]Step, []Skipped, error) {
 			leadIn := last
 			last = ""
 			i = b.Close
+			if b.Lang() == "" && typed >= 0 {
+				shown, err := NewShown(b.Fence+2, b.Content)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s:%d: %w", d.Path, b.Fence+1, err)
+				}
+				steps[typed].Shown = shown
+				typed = -1
+				continue
+			}
+			typed = -1
 			if (b.Lang() != "sh" && b.Lang() != "bash") || strings.HasPrefix(b.Directive, "excerpt:") {
 				continue
 			}
@@ -139,6 +157,7 @@ func ReaderSteps(d *docs.Doc) ([]Step, []Skipped, error) {
 			}
 			s.Check = c
 			steps = append(steps, s)
+			typed = len(steps) - 1
 			continue
 		}
 		line := strings.TrimSpace(d.Lines[i])

@@ -66,6 +66,93 @@ func TestReaderSteps(t *testing.T) {
 	if !steps[3].Check.Fails {
 		t.Error("step 4 should be expected to fail")
 	}
+	// The block right after step 3 is its output; no other step shows one.
+	for i, s := range steps {
+		switch {
+		case i == 2 && (s.Shown == nil || s.Shown.Line != 35 || !reflect.DeepEqual(s.Shown.Text, []string{"output, not typed"})):
+			t.Errorf("step 3 should show line 35's output, shows %+v", s.Shown)
+		case i != 2 && s.Shown != nil:
+			t.Errorf("step %d shows %+v; only step 3 is followed by its output", i+1, s.Shown)
+		}
+	}
+}
+
+// TestShownNeedsNoTextBetween: a block after text is not a command's output.
+func TestShownNeedsNoTextBetween(t *testing.T) {
+	steps, _, err := parse(t, "```sh\nls\n```\n\nThis is a log:\n\n```\nlog\n```\n\n## Next\n\n```\nmore\n```\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 1 || steps[0].Shown != nil {
+		t.Errorf("got %+v, want one step that shows no output", steps)
+	}
+}
+
+// TestShown matches shown output as a reader compares it: the same lines, in
+// any order, columns however wide, and run-to-run values (ages, times,
+// generated names, UUIDs, "…") left open, and nothing else.
+func TestShown(t *testing.T) {
+	shown := []string{
+		"network.samplecrd.k8s.io/example-network condition met",
+		"NAME              CIDR             GATEWAY       READY   AGE",
+		"example-network   192.168.0.0/16   192.168.0.1   True    2s",
+		`{"networks":[{"id":"aef81eaf-fd15-4ad4-bb86-ce93f4a9e253","name":"crd-demo/example-network","cidr":"192.168.0.0/16"}]}`,
+		"",
+		"pod/custompod-sample-6vd9c   1/1     Running   0          1s",
+		"5s          Normal   Updated   network/example-network   Updated backend network aef81eaf-…: cidr 192.168.0.0/16 → 10.1.0.0/16",
+		`I1122 04:33:14.325816   15014 round_trippers.go:632] "Response" verb="GET" status="200 OK" milliseconds=…`,
+		"2026-11-22T04:31:23Z\tINFO\tsetup\tstarting manager",
+	}
+	printed := strings.Join([]string{
+		"reader$ kubectl wait net/example-network",
+		"network.samplecrd.k8s.io/example-network condition met",
+		"NAME              CIDR             GATEWAY       READY   AGE",
+		"example-network   192.168.0.0/16   192.168.0.1   True    2m15s",
+		`{"networks":[{"id":"0b1e5c3a-77aa-4c1e-9f00-12ab34cd56ef","name":"crd-demo/example-network","cidr":"192.168.0.0/16"}]}`,
+		"pod/custompod-sample-x7z2q   1/1   Running   0   12s",
+		"0s     Normal   Updated   network/example-network   Updated backend network 0b1e5c3a-77aa-4c1e-9f00-12ab34cd56ef: cidr 192.168.0.0/16 → 10.1.0.0/16",
+		`I1124 11:02:59.000001 7 round_trippers.go:632] "Response" verb="GET" status="200 OK" milliseconds=12`,
+		"2026-11-24T11:03:00Z\tINFO\tsetup\tstarting manager",
+		"",
+	}, "\n")
+	s, err := NewShown(10, shown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Missing(printed); m != "" {
+		t.Fatalf("the output printed should match; it misses %q", m)
+	}
+	// Rows in another order are the same output; a row shown twice needs
+	// two printed.
+	rows, err := NewShown(1, []string{"pod/p-6vd9c   Running   1s", "pod/p-x7z2q   Running   1s", "pod/p-zz9x4   Pending   1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := rows.Missing("pod/p-bbbbb   Pending   3s\npod/p-ccccc   Running   3s\npod/p-ddddd   Running   3s\n"); m != "" {
+		t.Errorf("rows in another order should match; they miss %q", m)
+	}
+	if m := rows.Missing("pod/p-bbbbb   Pending   3s\npod/p-ccccc   Running   3s\n"); m != "pod/p-x7z2q   Running   1s" {
+		t.Errorf("two rows shown, one printed: Missing = %q", m)
+	}
+	// Each change is one a reader would notice: the check must fail, and
+	// name the line.
+	for _, tc := range []struct{ name, from, to, missing string }{
+		{"another namespace", `"crd-demo/example-network"`, `"tutorial/example-network"`, shown[3]},
+		{"another value", "True    2m15s", "False   2m15s", shown[2]},
+		{"a word more", "Running   0   12s", "Running   0   12s   Ready", shown[5]},
+		{"another name", "pod/custompod-sample-x7z2q", "pod/custompod-other-x7z2q", shown[5]},
+		{"a name of another shape", "custompod-sample-x7z2q", "custompod-sample-abcde", shown[5]},
+		{"another level", "INFO\tsetup", "ERROR\tsetup", shown[8]},
+		{"a line fewer", "pod/custompod-sample-x7z2q   1/1   Running   0   12s\n", "", shown[5]},
+	} {
+		changed := strings.Replace(printed, tc.from, tc.to, 1)
+		if changed == printed {
+			t.Fatalf("%s: %q is not in the output", tc.name, tc.from)
+		}
+		if m := s.Missing(changed); m != tc.missing {
+			t.Errorf("%s: Missing = %q, want %q", tc.name, m, tc.missing)
+		}
+	}
 }
 
 // TestReaderStepsRefuse covers what a chapter may not do.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -229,10 +228,17 @@ func (t *Terminals) send(w *terminal, line string) error {
 	return err
 }
 
+// KeepsRunning says when a block that keeps running (a server) is up: Ready
+// reports it from what the block has printed; What says it in a message.
+type KeepsRunning struct {
+	Ready func(output string) bool
+	What  string
+}
+
 // Type types a block's lines into terminal n and waits until the shell has
-// run them all, or, for a block that keeps running, until its output
-// matches runs.
-func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *regexp.Regexp, timeout time.Duration) (Result, error) {
+// run them all, or, for a block that keeps running (runs not nil), until
+// runs says it is up.
+func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *KeepsRunning, timeout time.Duration) (Result, error) {
 	w, err := t.open(n)
 	if err != nil {
 		return Result{}, err
@@ -256,7 +262,7 @@ func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *regex
 		var ended error
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 			res = Result{Records: t.records(w)[before:], Output: shown()}
-			if runs.MatchString(res.Output) {
+			if runs.Ready(res.Output) {
 				// It runs; the commands typed before it have ended, and
 				// their records say how.
 				w.running = strings.Join(lines, "; ")
@@ -265,7 +271,7 @@ func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *regex
 			// The last line is what keeps running: its record means it ended.
 			for _, r := range res.Records {
 				if r.Command == strings.TrimSpace(lines[len(lines)-1]) || r.Status != 0 {
-					ended = fmt.Errorf("it was to keep running, showing %q, and %q ended first (exit %d)", runs, r.Command, r.Status)
+					ended = fmt.Errorf("it was to keep running, until %s, and %q ended first (exit %d)", runs.What, r.Command, r.Status)
 					return false, ended
 				}
 			}
@@ -275,7 +281,7 @@ func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *regex
 		case ended != nil:
 			return res, ended
 		case err != nil:
-			return res, fmt.Errorf("its output did not show %q in %s", runs, timeout)
+			return res, fmt.Errorf("not %s in %s", runs.What, timeout)
 		}
 		return res, nil
 	}
