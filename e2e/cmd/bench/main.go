@@ -46,6 +46,7 @@ func main() {
 		timeout    = flag.Duration("timeout", 10*time.Minute, "How long one run may take to converge.")
 		mdPath     = flag.String("md", "docs/bench.md", "The markdown file whose generated section gets the tables (relative to the repository root). Empty: print only.")
 		pngPath    = flag.String("png", "docs/bench.png", "The chart to write (relative to the repository root). Empty: none.")
+		redraw     = flag.Bool("redraw", false, "Run nothing: draw -png again from the main table in -md (after a change to the chart).")
 		baseline   = flag.Bool("baseline", false, "Internal: run as the plain client-go loop.")
 		kindName   = flag.String("kind", "", "Internal, with -baseline: CustomPod or Network.")
 		namespace  = flag.String("namespace", "", "Internal, with -baseline.")
@@ -63,6 +64,21 @@ func main() {
 			fmt.Fprintln(os.Stderr, "plain loop:", err)
 			os.Exit(1)
 		}
+		return
+	}
+	if *redraw {
+		md, err := os.ReadFile(filepath.Join(rootDir, *mdPath))
+		if err != nil {
+			fail(2, err)
+		}
+		rep, err := mainTable(string(md))
+		if err != nil {
+			fail(1, fmt.Errorf("%s: %w", *mdPath, err))
+		}
+		if err := rep.chart(filepath.Join(rootDir, *pngPath)); err != nil {
+			fail(1, err)
+		}
+		fmt.Printf("bench: drew %s from the main table of %s\n", *pngPath, *mdPath)
 		return
 	}
 	ns, err := parseSizes(*sizes)
