@@ -37,9 +37,11 @@ var crds = []struct {
 		[]string{"crd-demo/example/example-network.yaml", "crd-demo/example/example-custompod.yaml"}},
 	{"controller-gen",
 		[]string{"crd-demo/crd/network.yaml", "kubebuilder-demo/config/crd/bases/zhhnzw.mock.com_custompods.yaml",
-			"operator-demo/config/crd/bases/apps.mock.com_podsets.yaml", "operator-demo/config/crd/bases/network.mock.com_vpcs.yaml"},
+			"operator-demo/config/crd/bases/apps.mock.com_podsets.yaml", "operator-demo/config/crd/bases/network.mock.com_vpcs.yaml",
+			"operator-demo/config/crd/bases/debug.mock.com_podbuggertools.yaml"},
 		[]string{"kubebuilder-demo/config/samples/zhhnzw_v1_custompod.yaml",
-			"operator-demo/config/samples/apps_v1alpha1_podset.yaml", "operator-demo/config/samples/network_v1_vpc.yaml"}},
+			"operator-demo/config/samples/apps_v1alpha1_podset.yaml", "operator-demo/config/samples/network_v1_vpc.yaml",
+			"operator-demo/config/samples/debug_v1alpha1_podbuggertool.yaml"}},
 }
 
 type invalidCase struct {

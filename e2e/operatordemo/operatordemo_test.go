@@ -9,14 +9,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"example.com/k8s-demo/e2e/harness"
 )
@@ -42,6 +48,42 @@ func startManager(h *harness.H) harness.Controller {
 	p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: dir,
 		Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
 	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 10*time.Minute)
+	return p
+}
+
+// runsContainers says whether the cluster's nodes run containers: kwok's
+// nodes are fake, and say so in an annotation.
+func runsContainers(ctx context.Context, h *harness.H) bool {
+	h.Helper()
+	nodes, err := h.Env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		h.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if n.Annotations["kwok.x-k8s.io/node"] != "fake" {
+			return true
+		}
+	}
+	return false
+}
+
+// startManagerBinary is startManager with the manager built and run as a
+// binary, so that it can be killed (SIGKILL) and restarted in a second; in
+// the cluster, it is killed in its pod and restarted in a new one.
+func startManagerBinary(h *harness.H) harness.Controller {
+	h.Helper()
+	if harness.InCluster() {
+		return startManager(h)
+	}
+	dir := h.Path("operator-demo")
+	if _, err := h.Command(dir, "make", "install"); err != nil {
+		h.Fatal(err)
+	}
+	h.KubectlIn(dir, "apply", "-f", "config/rbac/role.yaml")
+	p := h.Start(harness.ProcessSpec{Name: "manager", Path: h.Build("operator-demo", "./cmd", "manager"),
+		Args: []string{"--namespace", h.Namespace, "--health-probe-bind-address=0"},
+		Env:  []string{"KUBECONFIG=" + h.KubeconfigAs("manager", "manager-role")}})
+	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 2*time.Minute)
 	return p
 }
 
@@ -188,5 +230,199 @@ func TestVpc(t *testing.T) {
 	}
 	if strings.Contains(mgr.Log(), "forbidden") {
 		t.Errorf("the manager was refused a request, so its RBAC is incomplete:\n%s", mgr.Tail(40))
+	}
+}
+
+// The sample PodBuggerTool's debugger: an ephemeral container named after it.
+const debuggerName = "debugger-podbuggertool-sample"
+
+// ephemeral lists a pod's ephemeral containers: "name image target" each.
+func ephemeral(p *corev1.Pod) []string {
+	var out []string
+	for _, c := range p.Spec.EphemeralContainers {
+		out = append(out, c.Name+" "+c.Image+" "+c.TargetContainerName)
+	}
+	return out
+}
+
+// TestPodBuggerTool is article 004's debugging operator: a running pod
+// whose labels match the PodBuggerTool's selector gets one ephemeral
+// container running its image, and a pod that does not match gets none. On
+// kind, where containers run, a command in the debugger sees the target
+// container's processes; kwok runs no container, so there only the API's
+// part is checked.
+func TestPodBuggerTool(t *testing.T) {
+	h := harness.New(t)
+	h.Track("podbuggertool/podbuggertool-sample", "pod/debug-me", "pod/leave-me")
+	mgr := startManager(h)
+	h.Kubectl("run", "debug-me", "--image=busybox", "--labels=debug.mock.com/debug=true", "--", "sleep", "3600")
+	h.Kubectl("run", "leave-me", "--image=busybox", "--", "sleep", "3600")
+	h.KubectlIn(h.Path("operator-demo"), "apply", "-f", "config/samples/debug_v1alpha1_podbuggertool.yaml")
+
+	want := debuggerName + " busybox debug-me"
+	h.WaitFor("debug-me to get the sample's debugger, and the PodBuggerTool to count it", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		pod, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(ctx, "debug-me", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		var tool struct {
+			Status struct {
+				DebuggedPods int32              `json:"debuggedPods"`
+				Conditions   []metav1.Condition `json:"conditions"`
+			} `json:"status"`
+		}
+		if err := get(ctx, h, "/apis/debug.mock.com/v1alpha1/namespaces/"+h.Namespace+"/podbuggertools/podbuggertool-sample", &tool); err != nil {
+			return false, "", err
+		}
+		ready, _ := readyCondition(tool.Status.Conditions)
+		ecs := ephemeral(pod)
+		return slices.Equal(ecs, []string{want}) && tool.Status.DebuggedPods == 1 && ready == "True",
+			fmt.Sprintf("debug-me's ephemeral containers %q (want %q); debuggedPods %d; Ready=%s", ecs, want, tool.Status.DebuggedPods, ready), nil
+	})
+	left, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(t.Context(), "leave-me", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ecs := ephemeral(left); len(ecs) > 0 {
+		t.Errorf("leave-me does not match the selector, and got %q", ecs)
+	}
+	for _, obj := range []string{"debug-me", "podbuggertool-sample"} {
+		if out := h.Kubectl("get", "events", "--field-selector", "reason=DebuggerAdded,involvedObject.name="+obj); !strings.Contains(out, debuggerName) {
+			t.Errorf("no DebuggerAdded event on %s:\n%s", obj, out)
+		}
+	}
+
+	if runsContainers(t.Context(), h) {
+		h.WaitFor("the debugger to run", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+			pod, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(ctx, "debug-me", metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			for _, s := range pod.Status.EphemeralContainerStatuses {
+				if s.Name == debuggerName {
+					return s.State.Running != nil, fmt.Sprintf("%s: %+v", s.Name, s.State), nil
+				}
+			}
+			return false, "no status for " + debuggerName + " yet", nil
+		})
+		// The debugger shares the target container's process namespace:
+		// its ps lists the target's sleep.
+		out := h.Kubectl("exec", "debug-me", "-c", debuggerName, "--", "ps")
+		t.Logf("ps in the debugger:\n%s", out)
+		if !strings.Contains(out, "sleep 3600") {
+			t.Errorf("the debugger's ps does not show debug-me's sleep 3600:\n%s", out)
+		}
+	} else {
+		t.Log("the cluster's nodes are kwok's, which run no container: the debugger is in the pod's spec, not running")
+	}
+	if strings.Contains(mgr.Log(), "forbidden") {
+		t.Errorf("the manager was refused a request, so its RBAC is incomplete:\n%s", mgr.Tail(40))
+	}
+}
+
+// TestPodBuggerToolSurvivesKills kills the manager with SIGKILL at random
+// moments while labelled pods come and go, and restarts it: no pod may ever
+// have two debuggers (a watch sees every version of every pod), and in the
+// end every labelled pod has exactly one.
+func TestPodBuggerToolSurvivesKills(t *testing.T) {
+	h := harness.New(t)
+	h.Track("podbuggertool/podbuggertool-sample")
+	mgr := startManagerBinary(h)
+	most := watchEphemeral(h)
+	h.KubectlIn(h.Path("operator-demo"), "apply", "-f", "config/samples/debug_v1alpha1_podbuggertool.yaml")
+
+	seed := time.Now().UnixNano()
+	t.Logf("random seed %d", seed)
+	rnd := rand.New(rand.NewPCG(uint64(seed), 0))
+	rounds := 4
+	if harness.Full() {
+		rounds = 15
+	}
+	var live []string
+	for round := range rounds {
+		for i := range 2 {
+			name := fmt.Sprintf("pod-%d-%d", round, i)
+			h.Kubectl("run", name, "--image=busybox", "--labels=debug.mock.com/debug=true", "--", "sleep", "3600")
+			live = append(live, name)
+		}
+		if round > 0 {
+			h.Kubectl("delete", "pod", live[0], "--wait=false")
+			live = live[1:]
+		}
+		// Somewhere in the middle of the manager's work.
+		time.Sleep(time.Duration(rnd.IntN(400)) * time.Millisecond)
+		if err := mgr.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if err := mgr.Restart(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+
+	h.WaitFor(fmt.Sprintf("each of %v to have a debugger", live), 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		var without []string
+		for _, name := range live {
+			pod, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			if len(pod.Spec.EphemeralContainers) == 0 {
+				without = append(without, name)
+			}
+		}
+		return len(without) == 0, fmt.Sprintf("without one: %v", without), nil
+	})
+	for name, ecs := range most() {
+		if len(ecs) > 1 {
+			t.Errorf("pod %s had %d debuggers: %q", name, len(ecs), ecs)
+		}
+	}
+	for _, name := range live {
+		pod, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ecs, want := ephemeral(pod), debuggerName+" busybox "+name; !slices.Equal(ecs, []string{want}) {
+			t.Errorf("pod %s has %q, want %q", name, ecs, want)
+		}
+	}
+}
+
+// watchEphemeral watches the test's pods and returns, for each, the most
+// ephemeral containers it was ever seen with (ephemeral containers are
+// never removed, but a pod can be deleted before the end).
+func watchEphemeral(h *harness.H) func() map[string][]string {
+	h.Helper()
+	pods := h.Env.Client.CoreV1().Pods(h.Namespace)
+	list, err := pods.List(h.Ctx, metav1.ListOptions{})
+	if err != nil {
+		h.Fatal(err)
+	}
+	w, err := watchtools.NewRetryWatcherWithContext(h.Ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return pods.Watch(ctx, o)
+		},
+	})
+	if err != nil {
+		h.Fatal(err)
+	}
+	h.Cleanup(w.Stop)
+	var mu sync.Mutex
+	most := map[string][]string{}
+	go func() {
+		for ev := range w.ResultChan() {
+			if pod, ok := ev.Object.(*corev1.Pod); ok {
+				mu.Lock()
+				if ecs := ephemeral(pod); len(ecs) > len(most[pod.Name]) {
+					most[pod.Name] = ecs
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() map[string][]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(most)
 	}
 }

@@ -37,9 +37,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	appsv1alpha1 "example.com/k8s-demo/operator-demo/api/apps/v1alpha1"
+	debugv1alpha1 "example.com/k8s-demo/operator-demo/api/debug/v1alpha1"
 	networkv1 "example.com/k8s-demo/operator-demo/api/network/v1"
 	zhhnzwv1 "example.com/k8s-demo/operator-demo/api/zhhnzw/v1"
 	appscontroller "example.com/k8s-demo/operator-demo/internal/controller/apps"
+	debugcontroller "example.com/k8s-demo/operator-demo/internal/controller/debug"
 	networkcontroller "example.com/k8s-demo/operator-demo/internal/controller/network"
 	zhhnzwcontroller "example.com/k8s-demo/operator-demo/internal/controller/zhhnzw"
 	// +kubebuilder:scaffold:imports
@@ -56,6 +58,7 @@ func init() {
 	utilruntime.Must(zhhnzwv1.AddToScheme(scheme))
 	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
 	utilruntime.Must(networkv1.AddToScheme(scheme))
+	utilruntime.Must(debugv1alpha1.AddToScheme(scheme))
 	// +kubebuilder:scaffold:scheme
 }
 
@@ -243,6 +246,14 @@ func main() {
 		Recorder:  mgr.GetEventRecorder("vpc-controller"),
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "Vpc")
+		os.Exit(1)
+	}
+	if err := (&debugcontroller.PodBuggerToolReconciler{
+		Client:   mgr.GetClient(),
+		Scheme:   mgr.GetScheme(),
+		Recorder: mgr.GetEventRecorder("podbuggertool-controller"),
+	}).SetupWithManager(mgr); err != nil {
+		setupLog.Error(err, "unable to create controller", "controller", "PodBuggerTool")
 		os.Exit(1)
 	}
 	// +kubebuilder:scaffold:builder

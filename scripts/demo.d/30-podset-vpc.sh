@@ -1,11 +1,11 @@
 # shellcheck shell=bash
-# operator-demo's other two APIs: PodSet (article 004) and Vpc (article 003),
-# run by the same manager as its CustomPod. Sourced by demo.sh.
+# operator-demo's other APIs: PodSet and PodBuggerTool (article 004) and Vpc
+# (article 003), run by the same manager as its CustomPod. Sourced by demo.sh.
 
 [ -f "$ROOT/operator-demo/go.mod" ] || return 0
-chapter "PodSet and Vpc (operator-demo)"
+chapter "PodSet, Vpc and PodBuggerTool (operator-demo)"
 cd "$ROOT/operator-demo" || exit 1
-say "The manager built for CustomPod runs the PodSet and Vpc controllers too."
+say "The manager built for CustomPod runs the PodSet, Vpc and PodBuggerTool controllers too."
 kubectl get namespace demo-operator-sdk >/dev/null 2>&1 || run "the namespace" kubectl create namespace demo-operator-sdk
 background manager-podset-vpc bin/manager --health-probe-bind-address=0 --namespace demo-operator-sdk
 
@@ -41,5 +41,28 @@ run "the change to be accepted" kubectl patch -n demo-operator-sdk vpc vpc-sampl
 wait_for "Ready=False with reason InvalidSubnetting" 60 bash -c "
   kubectl get -n demo-operator-sdk vpc vpc-sample -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].reason}' | grep -q InvalidSubnetting &&
   kubectl get -n demo-operator-sdk vpc vpc-sample -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].message}{\"\\n\"}'"
+
+say "A PodBuggerTool (article 004): a running pod labelled debug.mock.com/debug=true gets a debugger, an ephemeral container; a pod without the label is left alone."
+run "two pods, one labelled" kubectl apply -n demo-operator-sdk -f - <<'PODS'
+apiVersion: v1
+kind: Pod
+metadata: {name: debug-me, labels: {debug.mock.com/debug: "true"}}
+spec: {containers: [{name: app, image: busybox, command: [sleep, "3600"]}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: leave-me}
+spec: {containers: [{name: app, image: busybox, command: [sleep, "3600"]}]}
+PODS
+run "the PodBuggerTool to be created" kubectl apply -n demo-operator-sdk -f config/samples/debug_v1alpha1_podbuggertool.yaml
+wait_for "debug-me has the debugger, and the PodBuggerTool counts it" 60 bash -c "
+  [ \"\$(kubectl get -n demo-operator-sdk pod debug-me -o jsonpath='{.spec.ephemeralContainers[*].name}')\" = debugger-podbuggertool-sample ] &&
+  [ \"\$(kubectl get -n demo-operator-sdk podbuggertool podbuggertool-sample -o jsonpath='{.status.debuggedPods}')\" = 1 ] &&
+  kubectl get -n demo-operator-sdk podbuggertool podbuggertool-sample &&
+  kubectl get -n demo-operator-sdk pod debug-me -o jsonpath='{range .spec.ephemeralContainers[*]}debug-me: {.name} ({.image}), sharing container {.targetContainerName}{\"\\n\"}{end}'"
+wait_for "leave-me is left alone" 5 bash -c "
+  ecs=\$(kubectl get -n demo-operator-sdk pod leave-me -o jsonpath='{.spec.ephemeralContainers[*].name}')
+  [ -z \"\$ecs\" ] && echo 'leave-me: no ephemeral container' || { echo \"leave-me has \$ecs\"; false; }"
+say "kwok runs no container: the debugger is in debug-me's spec only. On kind it runs, and sees the app's processes (chapter 4)."
 stop manager-podset-vpc
 cd "$ROOT" || exit 1

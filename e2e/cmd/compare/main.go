@@ -80,7 +80,7 @@ var impls = []impl{
 		args:    func(ns string) []string { return []string{"--namespace", ns, "--health-probe-bind-address=0"} },
 		started: regexp.MustCompile(`Starting workers.*"controller": "custompod"`),
 		include: func(p string) bool {
-			for _, other := range []string{"podset", "vpc", "/apps/", "/network/", "apps_", "network_", "apps.mock.com", "network.mock.com", "hack/bundle/"} {
+			for _, other := range []string{"podset", "vpc", "podbuggertool", "/apps/", "/network/", "/debug/", "apps_", "network_", "debug_", "apps.mock.com", "network.mock.com", "debug.mock.com", "hack/bundle/"} {
 				if strings.Contains(p, other) {
 					return false
 				}

@@ -124,8 +124,8 @@ func TestCSVOwnsEveryCRD(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("CSV owns %q, want %q", got, want)
 	}
-	if len(want) != 3 {
-		t.Errorf("found %d CRD versions, want 3 (CustomPod, PodSet, Vpc)", len(want))
+	if len(want) != 4 {
+		t.Errorf("found %d CRD versions, want 4 (CustomPod, PodBuggerTool, PodSet, Vpc)", len(want))
 	}
 }
 
@@ -321,7 +321,7 @@ func TestCSVNameAndExamples(t *testing.T) {
 		kinds = append(kinds, e["kind"].(string))
 	}
 	sort.Strings(kinds)
-	if want := []string{"CustomPod", "PodSet", "Vpc"}; !reflect.DeepEqual(kinds, want) {
+	if want := []string{"CustomPod", "PodBuggerTool", "PodSet", "Vpc"}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("alm-examples has %v, want one sample of each of %v", kinds, want)
 	}
 }

@@ -1,0 +1,297 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package debug
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	debugv1alpha1 "example.com/k8s-demo/operator-demo/api/debug/v1alpha1"
+)
+
+const (
+	// ConditionReady is the condition type in status.conditions.
+	ConditionReady = "Ready"
+
+	// ReasonDebugging: every running pod that matches has the debugger
+	// (Ready=True).
+	ReasonDebugging = "Debugging"
+	// ReasonInvalidSelector: the selector passed admission but is not a
+	// valid label selector (a bad label value, for one) (Ready=False).
+	ReasonInvalidSelector = "InvalidSelector"
+	// ReasonNoTargetContainer: a matching pod has no container named
+	// spec.targetContainer (Ready=False, and an event on the pod).
+	ReasonNoTargetContainer = "NoTargetContainer"
+	// ReasonDebuggerFailed: adding the debugger to a pod failed (Ready=False).
+	ReasonDebuggerFailed = "DebuggerFailed"
+	// ReasonDebuggerAdded: an event, on the pod and on the PodBuggerTool.
+	ReasonDebuggerAdded = "DebuggerAdded"
+)
+
+// PodBuggerToolReconciler reconciles a PodBuggerTool: article 004's
+// debugging operator. Its five steps, as the article lists them:
+//
+//  1. watch pods' events: SetupWithManager watches pods, and
+//  2. handles their creates and updates: toolsForPod queues the
+//     PodBuggerTools a changed pod concerns;
+//  3. compares the pod's labels with the PodBuggerTool's selector, and
+//  4. if they match, acts: Reconcile lists the matching pods;
+//  5. adds a container running the PodBuggerTool's image to the pod, as an
+//     ephemeral container: addDebugger.
+type PodBuggerToolReconciler struct {
+	client.Client
+	Scheme *runtime.Scheme
+
+	// Recorder emits an event on the pod and on the PodBuggerTool for every
+	// debugger added. Optional.
+	Recorder events.EventRecorder
+}
+
+// The scaffold's markers grant every verb on podbuggertools; this controller
+// only reads them and writes their status, and sets no owner references
+// (the pods are not its own), so it needs no more.
+// +kubebuilder:rbac:groups=debug.mock.com,resources=podbuggertools,verbs=get;list;watch
+// +kubebuilder:rbac:groups=debug.mock.com,resources=podbuggertools/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods/ephemeralcontainers,verbs=update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile gives every running pod that the PodBuggerTool's selector
+// matches one debugger: an ephemeral container named DebuggerName(tool),
+// running spec.image and sharing the target container's processes.
+//
+// The name is what makes it idempotent: it depends only on the
+// PodBuggerTool's name, so a pod that has a container of that name has its
+// debugger, whether this process added it or one before a restart did.
+// Ephemeral containers cannot be removed or changed: a pod that stops
+// matching, or a PodBuggerTool that is deleted or changes its image, leaves
+// the debuggers already added as they are.
+func (r *PodBuggerToolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var tool debugv1alpha1.PodBuggerTool
+	if err := r.Get(ctx, req.NamespacedName, &tool); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !tool.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+
+	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonDebugging}
+	selector, err := metav1.LabelSelectorAsSelector(&tool.Spec.Selector)
+	if err == nil && selector.Empty() {
+		// Admission refuses it (a CEL rule); an object stored before the
+		// rule existed would otherwise debug every pod in the namespace.
+		err = errors.New("an empty selector would match every pod in the namespace")
+	}
+	if err != nil {
+		// Retrying cannot help: the next spec change queues it again.
+		r.event(&tool, nil, corev1.EventTypeWarning, ReasonInvalidSelector, "Select", "Invalid selector: %v", err)
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonInvalidSelector, err.Error()
+		return ctrl.Result{}, r.updateStatus(ctx, &tool, 0, ready)
+	}
+
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(tool.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
+	}
+
+	name := DebuggerName(tool.Name)
+	var debugged int32
+	var errs []error
+	var noTarget []string
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if hasEphemeralContainer(pod, name) {
+			debugged++
+			continue
+		}
+		// Only a running pod can start a container; a pending one is
+		// queued again when it starts running.
+		if pod.Status.Phase != corev1.PodRunning || !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		target := targetContainer(&tool, pod)
+		if target == "" {
+			noTarget = append(noTarget, pod.Name)
+			r.event(pod, &tool, corev1.EventTypeWarning, ReasonNoTargetContainer, "Debug",
+				"No container %q to debug, for PodBuggerTool %s", tool.Spec.TargetContainer, tool.Name)
+			continue
+		}
+		if err := r.addDebugger(ctx, &tool, pod, name, target); err != nil {
+			errs = append(errs, fmt.Errorf("pod %s: %w", pod.Name, err))
+			continue
+		}
+		debugged++
+	}
+
+	switch {
+	case len(errs) > 0:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonDebuggerFailed, errors.Join(errs...).Error()
+	case len(noTarget) > 0:
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonNoTargetContainer
+		ready.Message = fmt.Sprintf("no container %q in pods %s", tool.Spec.TargetContainer, strings.Join(noTarget, ", "))
+	default:
+		ready.Message = fmt.Sprintf("%d pods debugged", debugged)
+	}
+	if err := r.updateStatus(ctx, &tool, debugged, ready); err != nil {
+		return ctrl.Result{}, err
+	}
+	// A failed pod is retried with the work queue's back-off; a conflict
+	// (the cache held an older pod) is retried the same way, and the next
+	// read shows whether the debugger is there.
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// addDebugger adds the ephemeral container through the pods/ephemeralcontainers
+// subresource, the API `kubectl debug` uses. The update carries the pod's
+// resourceVersion: if the pod changed since the cache saw it (a debugger
+// added by another run, say), the API server refuses it with a conflict
+// instead of adding a second one.
+func (r *PodBuggerToolReconciler) addDebugger(ctx context.Context, tool *debugv1alpha1.PodBuggerTool, pod *corev1.Pod, name, target string) error {
+	updated := pod.DeepCopy()
+	updated.Spec.EphemeralContainers = append(updated.Spec.EphemeralContainers, corev1.EphemeralContainer{
+		EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+			Name:  name,
+			Image: tool.Spec.Image,
+			// As `kubectl debug -it`: a shell (busybox's default command)
+			// waits on its terminal instead of exiting at once, so that
+			// `kubectl attach` or `kubectl exec` can use it.
+			Stdin: true,
+			TTY:   true,
+		},
+		TargetContainerName: target,
+	})
+	if err := r.SubResource("ephemeralcontainers").Update(ctx, updated); err != nil {
+		r.event(pod, tool, corev1.EventTypeWarning, ReasonDebuggerFailed, "Debug", "Adding debugger %s failed: %v", name, err)
+		return fmt.Errorf("adding ephemeral container %s: %w", name, err)
+	}
+	logf.FromContext(ctx).Info("Added debugger", "pod", pod.Name, "container", name, "image", tool.Spec.Image, "target", target)
+	r.event(pod, tool, corev1.EventTypeNormal, ReasonDebuggerAdded, "Debug",
+		"Added ephemeral container %s (%s), sharing container %s's processes, for PodBuggerTool %s", name, tool.Spec.Image, target, tool.Name)
+	r.event(tool, pod, corev1.EventTypeNormal, ReasonDebuggerAdded, "Debug", "Added debugger %s to pod %s", name, pod.Name)
+	return nil
+}
+
+// DebuggerName is the name of a PodBuggerTool's ephemeral container: a
+// container name (a DNS label) made from the PodBuggerTool's name alone. A
+// name that does not fit, or has dots, gets a hash of the whole name, so
+// that two PodBuggerTools of one namespace never share a container name.
+func DebuggerName(tool string) string {
+	name := "debugger-" + strings.ReplaceAll(tool, ".", "-")
+	if len(name) <= validation.DNS1123LabelMaxLength && !strings.Contains(tool, ".") {
+		return name
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(tool))
+	suffix := fmt.Sprintf("-%08x", h.Sum32())
+	return name[:min(len(name), validation.DNS1123LabelMaxLength-len(suffix))] + suffix
+}
+
+// targetContainer is the container whose processes the debugger shares:
+// spec.targetContainer, if the pod has it, or else the pod's first
+// container; "" if spec.targetContainer names none of the pod's.
+func targetContainer(tool *debugv1alpha1.PodBuggerTool, pod *corev1.Pod) string {
+	for _, c := range pod.Spec.Containers {
+		if tool.Spec.TargetContainer == "" || c.Name == tool.Spec.TargetContainer {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+func hasEphemeralContainer(pod *corev1.Pod, name string) bool {
+	for _, c := range pod.Spec.EphemeralContainers {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// updateStatus writes observedGeneration, debuggedPods and the Ready
+// condition, only when they changed.
+func (r *PodBuggerToolReconciler) updateStatus(ctx context.Context, tool *debugv1alpha1.PodBuggerTool, debugged int32, ready metav1.Condition) error {
+	status := tool.Status.DeepCopy()
+	status.ObservedGeneration = tool.Generation
+	status.DebuggedPods = debugged
+	ready.ObservedGeneration = tool.Generation
+	meta.SetStatusCondition(&status.Conditions, ready)
+	if equality.Semantic.DeepEqual(&tool.Status, status) {
+		return nil
+	}
+	patch := client.MergeFrom(tool.DeepCopy())
+	tool.Status = *status
+	if err := r.Status().Patch(ctx, tool, patch); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
+	return nil
+}
+
+func (r *PodBuggerToolReconciler) event(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(regarding, related, eventtype, reason, action, note, args...)
+	}
+}
+
+// toolsForPod maps a pod to the PodBuggerTools of its namespace whose
+// selector matches its labels. controller-runtime calls it with both the old
+// and the new pod of an update, so a pod that stops matching queues the
+// PodBuggerTool too (its count of debugged pods changes).
+func (r *PodBuggerToolReconciler) toolsForPod(ctx context.Context, pod client.Object) []reconcile.Request {
+	var tools debugv1alpha1.PodBuggerToolList
+	if err := r.List(ctx, &tools, client.InNamespace(pod.GetNamespace())); err != nil {
+		logf.FromContext(ctx).Error(err, "Listing PodBuggerTools for a pod", "pod", pod.GetName())
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, tool := range tools.Items {
+		selector, err := metav1.LabelSelectorAsSelector(&tool.Spec.Selector)
+		if err != nil || selector.Empty() || !selector.Matches(labels.Set(pod.GetLabels())) {
+			continue
+		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: tool.Namespace, Name: tool.Name}})
+	}
+	return reqs
+}
+
+// SetupWithManager sets up the controller with the Manager: PodBuggerTools,
+// and pods, which it does not own, mapped to the PodBuggerTools that match
+// them (article 004: "watch pods' events").
+func (r *PodBuggerToolReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&debugv1alpha1.PodBuggerTool{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.toolsForPod)).
+		Named("debug-podbuggertool").
+		Complete(r)
+}
