@@ -72,6 +72,15 @@ cluster-up: cluster-cli ## Create the cluster, or start it again (CLUSTER=kwok|k
 cluster-down: cluster-cli ## Delete the cluster and everything it left on the machine.
 	@CLUSTER=$(CLUSTER) $(CLUSTER_CLI) down
 
+.PHONY: registry-up
+registry-up: cluster-cli ## The articles' local registry, for a kind cluster: push to localhost:5001, and the nodes pull from it.
+	@scripts/tools.sh registry
+	@CLUSTER=kind $(CLUSTER_CLI) registry-up
+
+.PHONY: registry-down
+registry-down: cluster-cli ## Remove the local registry, and the images pushed to it.
+	@CLUSTER=kind $(CLUSTER_CLI) registry-down
+
 .PHONY: kind-node-image
 kind-node-image: ## Build the offline kind node image (Debian packages and Go modules only; cached). Needs Docker and debootstrap.
 	@scripts/kind-node-image.sh

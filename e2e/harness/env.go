@@ -174,6 +174,7 @@ func run(m *testing.M) int {
 	}
 	current = env
 	code := m.Run()
+	stopRegistry(env.Root)
 	if err := env.Teardown(context.Background()); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: tearing the cluster down: %v\n", err)
 		if code == 0 {

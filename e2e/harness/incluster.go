@@ -48,6 +48,10 @@ type DeploySpec struct {
 	Namespace, Deployment string
 	// MakeArgs are extra variables for `make deploy` (IMG is set for you).
 	MakeArgs []string
+	// FromRegistry takes the image to the nodes the articles' way: pushed
+	// to the local registry, from which the nodes pull it (kind only),
+	// instead of copied into them.
+	FromRegistry bool
 	// Restore lists files (relative to Dir) that `make deploy` edits, such as
 	// the kustomization `kustomize edit set image` rewrites: they are put back
 	// after the test so that a run leaves the working tree as it found it.
@@ -101,13 +105,63 @@ func (h *H) ImageFor(dir string) string {
 	return image
 }
 
+// registry is the local registry, started once per test binary if it was
+// not running, and removed at the end if this binary started it.
+var registry struct {
+	once    sync.Once
+	err     error
+	started bool
+}
+
+// ImageInRegistry builds the module's image as the articles do, for the
+// local registry: `make registry-up` (the registry on localhost:5001, the
+// nodes pointed at it), then `make docker-build docker-push
+// IMG=localhost:5001/<dir>:e2e`. The nodes pull it from there.
+func (h *H) ImageInRegistry(dir string) string {
+	h.Helper()
+	registry.once.Do(func() {
+		if _, err := exec.Command("docker", "inspect", cluster.RegistryContainer).CombinedOutput(); err != nil {
+			registry.started = true
+		}
+		_, registry.err = h.Command(h.Path(), "make", "-s", "registry-up")
+	})
+	if registry.err != nil {
+		h.Fatalf("the local registry: %v", registry.err)
+	}
+	image := cluster.RegistryHost + "/" + dir + ":e2e"
+	start := time.Now()
+	if _, err := h.Command(h.Path(dir), "make", "docker-build", "docker-push", "IMG="+image,
+		"DOCKER_BUILD_ARGS="+os.Getenv("E2E_DOCKER_BUILD_ARGS")); err != nil {
+		h.Fatalf("image %s: %v", image, err)
+	}
+	h.Logf("image %s built and pushed in %s", image, time.Since(start).Round(time.Second))
+	return image
+}
+
+// stopRegistry removes the local registry if this test binary started it.
+func stopRegistry(root string) {
+	if !registry.started {
+		return
+	}
+	cmd := exec.Command("make", "-s", "registry-down")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: removing the local registry: %v\n%s", err, out)
+	}
+}
+
 // Deploy builds and loads the module's image, runs `make deploy IMG=...` as
 // the articles do, and waits for the controller's Deployment to roll out. When
 // the test ends it runs `make undeploy` (the CRDs go with it), after keeping
 // the controller's logs for the failure dump.
 func (h *H) Deploy(spec DeploySpec) *Deployed {
 	h.Helper()
-	d := &Deployed{h: h, spec: spec, image: h.ImageFor(spec.Dir)}
+	d := &Deployed{h: h, spec: spec}
+	if spec.FromRegistry {
+		d.image = h.ImageInRegistry(spec.Dir)
+	} else {
+		d.image = h.ImageFor(spec.Dir)
+	}
 	dir := h.Path(spec.Dir)
 	saved := map[string][]byte{}
 	for _, f := range spec.Restore {

@@ -9,8 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
 )
 
@@ -31,13 +34,17 @@ func TestMain(m *testing.M) { harness.Main(m) }
 
 // startManager does the articles' `make install` and `make run`, as a
 // ServiceAccount bound to the generated manager-role; with
-// E2E_MANAGERS=in-cluster, `make deploy` (the image, the CRDs, the generated
-// RBAC and the manager's Deployment).
+// E2E_MANAGERS=in-cluster, what articles 000 and 001 do: the image pushed
+// to the local registry, and `make deploy` (the CRDs, the generated RBAC and
+// the manager's Deployment, whose pod pulls the image from the registry).
 func startManager(h *harness.H) harness.Controller {
 	h.Helper()
 	if harness.InCluster() {
-		return h.Deploy(harness.DeploySpec{Dir: "operator-demo", Namespace: "operator-demo-system",
-			Deployment: "operator-demo-controller-manager", Restore: []string{"config/manager/kustomization.yaml"}})
+		d := h.Deploy(harness.DeploySpec{Dir: "operator-demo", Namespace: "operator-demo-system",
+			Deployment: "operator-demo-controller-manager", FromRegistry: true,
+			Restore: []string{"config/manager/kustomization.yaml"}})
+		expectFromRegistry(h)
+		return d
 	}
 	dir := h.Path("operator-demo")
 	if _, err := h.Command(dir, "make", "install"); err != nil {
@@ -49,6 +56,38 @@ func startManager(h *harness.H) harness.Controller {
 		Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
 	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 10*time.Minute)
 	return p
+}
+
+// expectFromRegistry checks, as the articles do, that the registry's
+// catalog lists the image, and that the manager's pod runs it under the
+// registry's name: it was pulled from there, never loaded into the nodes.
+func expectFromRegistry(h *harness.H) {
+	h.Helper()
+	resp, err := http.Get("http://" + cluster.RegistryHost + "/v2/_catalog")
+	if err != nil {
+		h.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), `"operator-demo"`) {
+		h.Errorf("the registry's catalog does not list operator-demo: %s", body)
+	}
+	h.Logf("curl http://%s/v2/_catalog: %s", cluster.RegistryHost, strings.TrimSpace(string(body)))
+	pods, err := h.Env.Client.CoreV1().Pods("operator-demo-system").List(h.Ctx, metav1.ListOptions{})
+	if err != nil {
+		h.Fatal(err)
+	}
+	want := cluster.RegistryHost + "/operator-demo:e2e"
+	for _, p := range pods.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			if c.Name == "manager" && c.Image != want {
+				h.Errorf("the manager's pod %s runs %s, want %s, from the local registry", p.Name, c.Image, want)
+			}
+			if c.Name == "manager" {
+				h.Logf("pod %s runs %s (image ID %s)", p.Name, c.Image, c.ImageID)
+			}
+		}
+	}
 }
 
 // runsContainers says whether the cluster's nodes run containers: kwok's

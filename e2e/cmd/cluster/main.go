@@ -8,6 +8,9 @@
 //	                           cluster and the pinned tools, with absolute
 //	                           paths; fails when the cluster is not up
 //	cluster load-image IMAGE   copy a local Docker image into the nodes (kind)
+//	cluster registry-up        run the local registry on localhost:5001, and
+//	                           point the nodes at it (kind)
+//	cluster registry-down      remove it, and the images pushed to it
 //	cluster run -- CMD ARGS    bring the cluster up if needed, run CMD with
 //	                           KUBECONFIG set, then delete the cluster only
 //	                           if this run created it
@@ -34,7 +37,7 @@ import (
 
 func main() {
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: cluster up|down|kubeconfig|env|load-image IMAGE|run -- CMD [ARGS]\n")
+		fmt.Fprintf(os.Stderr, "usage: cluster up|down|kubeconfig|env|load-image IMAGE|registry-up|registry-down|run -- CMD [ARGS]\n")
 	}
 	flag.Parse()
 	if err := run(flag.Args()); err != nil {
@@ -115,6 +118,15 @@ func run(args []string) error {
 			return fmt.Errorf("load-image takes one image name, got %d arguments", len(args)-1)
 		}
 		return p.LoadImage(ctx, args[1])
+	case "registry-up", "registry-down":
+		r, ok := p.(cluster.Registrar)
+		if !ok {
+			return fmt.Errorf("the local registry is for CLUSTER=kind; a %s cluster's nodes do not pull from it", p.Name())
+		}
+		if cmd == "registry-down" {
+			return r.RegistryDown(ctx)
+		}
+		return r.RegistryUp(ctx, root)
 	case "run":
 		rest := args[1:]
 		if len(rest) > 0 && rest[0] == "--" {
