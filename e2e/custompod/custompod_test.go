@@ -135,8 +135,10 @@ func kubebuilderLayout(name, dir string) implementation {
 // whose kustomization `make deploy` edits (put back afterwards).
 func deployKubebuilderLayout(h *harness.H, dir string) *harness.Deployed {
 	h.Helper()
+	// From the local registry, as article 001 deploys; crd-demo's image is
+	// loaded into the nodes instead, so that both ways run.
 	return h.Deploy(harness.DeploySpec{Dir: dir, Namespace: dir + "-system", Deployment: dir + "-controller-manager",
-		Restore: []string{"config/manager/kustomization.yaml"}})
+		FromRegistry: true, Restore: []string{"config/manager/kustomization.yaml"}})
 }
 
 func TestCustomPod(t *testing.T) {
