@@ -18,6 +18,7 @@ package apps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -63,14 +64,18 @@ type PodSetReconciler struct {
 
 	// APIReader reads straight from the API server: pods are listed through it
 	// because the cache lags behind our own creates and deletes.
+	// Required: SetupWithManager refuses to start without it.
 	APIReader client.Reader
 
 	// Recorder emits an event for every pod created or deleted. Optional.
 	Recorder events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=apps.mock.com,resources=podsets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=apps.mock.com,resources=podsets/status,verbs=get;update;patch
+// The scaffold's markers grant every verb on podsets and get;update;patch on
+// their status; this controller reads its PodSets (through the cache) and
+// patches their status, so it is granted that and no more.
+// +kubebuilder:rbac:groups=apps.mock.com,resources=podsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.mock.com,resources=podsets/status,verbs=patch
 // +kubebuilder:rbac:groups=apps.mock.com,resources=podsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -114,12 +119,8 @@ func (r *PodSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // activePods returns the pods this PodSet controls that count towards
 // spec.size: not being deleted and not finished.
 func (r *PodSetReconciler) activePods(ctx context.Context, ps *appsv1alpha1.PodSet) ([]corev1.Pod, error) {
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
 	var list corev1.PodList
-	if err := reader.List(ctx, &list,
+	if err := r.APIReader.List(ctx, &list,
 		client.InNamespace(ps.Namespace),
 		client.MatchingLabels{PodSetLabel: ps.Name},
 	); err != nil {
@@ -243,6 +244,11 @@ func (r *PodSetReconciler) event(ps *appsv1alpha1.PodSet, related runtime.Object
 
 // SetupWithManager sets up the controller with the Manager.
 func (r *PodSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		// Counting pods from the cache, which lags behind this controller's
+		// own writes, would create or delete one pod too many.
+		return errors.New("PodSetReconciler needs APIReader (mgr.GetAPIReader()): it lists pods from the API server, not from the cache")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		// The article's SetupWithManager has only For(): Owns() also requeues
 		// the PodSet when one of its pods changes or is deleted.

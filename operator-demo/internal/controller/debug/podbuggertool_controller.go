@@ -83,7 +83,7 @@ type PodBuggerToolReconciler struct {
 // only reads them and writes their status, and sets no owner references
 // (the pods are not its own), so it needs no more.
 // +kubebuilder:rbac:groups=debug.mock.com,resources=podbuggertools,verbs=get;list;watch
-// +kubebuilder:rbac:groups=debug.mock.com,resources=podbuggertools/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=debug.mock.com,resources=podbuggertools/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods/ephemeralcontainers,verbs=update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

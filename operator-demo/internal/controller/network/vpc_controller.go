@@ -77,6 +77,7 @@ type VpcReconciler struct {
 
 	// APIReader reads straight from the API server: pods are listed through it
 	// because the cache lags behind our own creates and deletes.
+	// Required: SetupWithManager refuses to start without it.
 	APIReader client.Reader
 
 	// Recorder emits an event for every pod created or deleted, and for a spec
@@ -84,8 +85,11 @@ type VpcReconciler struct {
 	Recorder events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=network.mock.com,resources=vpcs,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=network.mock.com,resources=vpcs/status,verbs=get;update;patch
+// The scaffold's markers grant every verb on vpcs and get;update;patch on
+// their status; this controller reads its Vpcs (through the cache) and
+// patches their status, so it is granted that and no more.
+// +kubebuilder:rbac:groups=network.mock.com,resources=vpcs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=network.mock.com,resources=vpcs/status,verbs=patch
 // +kubebuilder:rbac:groups=network.mock.com,resources=vpcs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -164,12 +168,8 @@ func carve(spec networkv1.VpcSpec) ([]netip.Prefix, error) {
 // activePods returns the gateway pods this Vpc controls that are not being
 // deleted and not finished.
 func (r *VpcReconciler) activePods(ctx context.Context, vpc *networkv1.Vpc) ([]corev1.Pod, error) {
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
 	var list corev1.PodList
-	if err := reader.List(ctx, &list,
+	if err := r.APIReader.List(ctx, &list,
 		client.InNamespace(vpc.Namespace),
 		client.MatchingLabels{VpcLabel: vpc.Name},
 	); err != nil {
@@ -356,6 +356,11 @@ func (r *VpcReconciler) event(vpc *networkv1.Vpc, related runtime.Object, eventt
 
 // SetupWithManager sets up the controller with the Manager.
 func (r *VpcReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		// Counting pods from the cache, which lags behind this controller's
+		// own writes, would create or delete one pod too many.
+		return errors.New("VpcReconciler needs APIReader (mgr.GetAPIReader()): it lists pods from the API server, not from the cache")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&networkv1.Vpc{}).
 		// A deleted or failed gateway pod requeues its Vpc and is replaced.

@@ -176,9 +176,16 @@ var _ = Describe("Vpc Controller", func() {
 		})
 	})
 
+	Context("Without an APIReader", func() {
+		It("should refuse to be set up, rather than count pods from the cache", func() {
+			r := &VpcReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
+			Expect(r.SetupWithManager(nil)).To(MatchError(ContainSubstring("needs APIReader")))
+		})
+	})
+
 	Context("When the Vpc does not exist", func() {
 		It("should end the reconcile without an error or a requeue", func() {
-			r := &VpcReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
+			r := &VpcReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), APIReader: k8sClient}
 			result, err := r.Reconcile(ctx, reconcile.Request{
 				NamespacedName: types.NamespacedName{Name: "does-not-exist", Namespace: "default"},
 			})

@@ -18,6 +18,7 @@ package zhhnzw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -64,15 +65,19 @@ type CustomPodReconciler struct {
 	// because the cache lags behind our own writes: right after a create or a
 	// delete, a reconcile that counted cached pods would create or delete one
 	// pod too many.
+	// Required: SetupWithManager refuses to start without it.
 	APIReader client.Reader
 
 	// Recorder emits events.k8s.io/v1 events for every pod created or deleted.
-	// Optional, like APIReader (which then falls back to Client).
+	// Optional.
 	Recorder events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=zhhnzw.mock.com,resources=custompods,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=zhhnzw.mock.com,resources=custompods/status,verbs=get;update;patch
+// The scaffold's markers grant every verb on custompods and get;update;patch on
+// their status; this controller reads its CustomPods (through the cache) and
+// patches their status, so it is granted that and no more.
+// +kubebuilder:rbac:groups=zhhnzw.mock.com,resources=custompods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=zhhnzw.mock.com,resources=custompods/status,verbs=patch
 // +kubebuilder:rbac:groups=zhhnzw.mock.com,resources=custompods/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -128,12 +133,8 @@ func (r *CustomPodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // label (say, left over from an earlier CustomPod of the same name) are not
 // adopted.
 func (r *CustomPodReconciler) activePods(ctx context.Context, cp *zhhnzwv1.CustomPod) ([]corev1.Pod, error) {
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
 	var list corev1.PodList
-	if err := reader.List(ctx, &list,
+	if err := r.APIReader.List(ctx, &list,
 		client.InNamespace(cp.Namespace),
 		client.MatchingLabels{CustomPodLabel: cp.Name},
 	); err != nil {
@@ -268,6 +269,11 @@ func (r *CustomPodReconciler) event(cp *zhhnzwv1.CustomPod, related runtime.Obje
 
 // SetupWithManager sets up the controller with the Manager.
 func (r *CustomPodReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		// Counting pods from the cache, which lags behind this controller's
+		// own writes, would create or delete one pod too many.
+		return errors.New("CustomPodReconciler needs APIReader (mgr.GetAPIReader()): it lists pods from the API server, not from the cache")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&zhhnzwv1.CustomPod{}).
 		// Any change to a pod this controller owns (kubectl delete pod, a pod

@@ -202,11 +202,19 @@ var _ = Describe("CustomPod Controller", func() {
 		})
 	})
 
+	Context("Without an APIReader", func() {
+		It("should refuse to be set up, rather than count pods from the cache", func() {
+			r := &CustomPodReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
+			Expect(r.SetupWithManager(nil)).To(MatchError(ContainSubstring("needs APIReader")))
+		})
+	})
+
 	Context("When the CustomPod does not exist", func() {
 		It("should end the reconcile without an error or a requeue", func() {
 			controllerReconciler := &CustomPodReconciler{
-				Client: k8sClient,
-				Scheme: k8sClient.Scheme(),
+				Client:    k8sClient,
+				Scheme:    k8sClient.Scheme(),
+				APIReader: k8sClient,
 			}
 
 			result, err := controllerReconciler.Reconcile(ctx, reconcile.Request{
