@@ -278,7 +278,7 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 			// it shows what the check waits for and what the text shows.
 			runs = &KeepsRunning{
 				Ready: func(out string) bool {
-					return s.Check.Wait.MatchString(out) && (s.Shown == nil || s.Shown.Missing(out) == "")
+					return s.Check.Wait.MatchString(out) && (s.Shown == nil || s.Shown.Missing(out, s.Commands...) == "")
 				},
 				What: fmt.Sprintf("its output showed %q", s.Check.Wait),
 			}
@@ -291,7 +291,7 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 		t.Logf("%s, %s:\n%s\n--- output:\n%s", where, time.Since(started).Round(100*time.Millisecond), indent(s.Commands), res.Output)
 		if err != nil {
 			if s.Shown != nil {
-				if missing := s.Shown.Missing(res.Output); missing != "" {
+				if missing := s.Shown.Missing(res.Output, s.Commands...); missing != "" {
 					err = fmt.Errorf("%w; of the output shown at %s:%d, it did not print:\n  %s", err, rel, s.Shown.Line, missing)
 				}
 			}
@@ -308,7 +308,7 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 			t.Fatalf("%s: the output does not show %q:\n%s", where, s.Check.Expect, res.Output)
 		}
 		if s.Shown != nil {
-			if missing := s.Shown.Missing(res.Output); missing != "" {
+			if missing := s.Shown.Missing(res.Output, s.Commands...); missing != "" {
 				t.Fatalf("%s: the text shows, at %s:%d, output the terminal did not print:\n  %s\n--- the terminal printed:\n%s", where, rel, s.Shown.Line, missing, res.Output)
 			}
 		}

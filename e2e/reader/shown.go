@@ -107,8 +107,25 @@ func linePattern(l string) string {
 
 // Missing returns the first shown line that out does not print, or "" when
 // out prints them all: each shown line needs a printed line of its own.
-func (s *Shown) Missing(out string) string {
+//
+// typed are the block's lines. The runner types them all at once, as a
+// reader pastes a block, so the terminal echoes the later ones while the
+// first still run, and a command's output can land on the line of such an
+// echo ("kubectl apply -f x.yamlnetwork.example/x created"): a printed line
+// is also read without a typed line it starts with.
+func (s *Shown) Missing(out string, typed ...string) string {
 	printed := strings.Split(out, "\n")
+	for i, l := range printed {
+		for stripped := true; stripped; {
+			stripped = false
+			for _, t := range typed {
+				if t = strings.TrimSpace(t); t != "" && strings.HasPrefix(l, t) && len(l) > len(t) {
+					l, stripped = l[len(t):], true
+				}
+			}
+		}
+		printed[i] = l
+	}
 	// Which shown line each printed line stands for, -1 for none. A line
 	// that could stand for several gets the one that leaves the others
 	// their lines too (a bipartite matching, by augmenting paths).

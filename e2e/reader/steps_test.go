@@ -134,6 +134,19 @@ func TestShown(t *testing.T) {
 	if m := rows.Missing("pod/p-bbbbb   Pending   3s\npod/p-ccccc   Running   3s\n"); m != "pod/p-x7z2q   Running   1s" {
 		t.Errorf("two rows shown, one printed: Missing = %q", m)
 	}
+	// A block is typed at once: output can land on the echo of a later line.
+	crd, err := NewShown(1, []string{"customresourcedefinition.apiextensions.k8s.io/networks.samplecrd.k8s.io created"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed := []string{"kubectl apply -f crd/network.yaml", "kubectl apply -f example/example-network.yaml"}
+	echoed := "kubectl apply -f example/example-network.yamlcustomresourcedefinition.apiextensions.k8s.io/networks.samplecrd.k8s.io created\n"
+	if m := crd.Missing(echoed, typed...); m != "" {
+		t.Errorf("output after a typed line's echo should match; it misses %q", m)
+	}
+	if m := crd.Missing("kubectl get podscustomresourcedefinition.apiextensions.k8s.io/networks.samplecrd.k8s.io created\n", typed...); m == "" {
+		t.Error("text before the output that is no typed line must not be skipped")
+	}
 	// Each change is one a reader would notice: the check must fail, and
 	// name the line.
 	for _, tc := range []struct{ name, from, to, missing string }{
