@@ -231,14 +231,12 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 	network, err := c.networksLister.Networks(objectRef.Namespace).Get(objectRef.Name)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			// The article deleted the backend network here. But a key is
-			// queued by an event, and events are not delivered while the
-			// controller is down: a Network deleted then is gone without a
-			// trace, and its backend network would leak. The finalizer below
-			// closes that gap: the API server keeps a deleting Network until
-			// we have removed the finalizer, which we do only after the
-			// backend network is deleted. So a Network that is gone from the
-			// cache has nothing left to clean up.
+			// Deleting the backend network here would miss every Network
+			// deleted while the controller was down: no event, no key. The
+			// finalizer below closes that gap: the API server keeps a
+			// deleting Network until we have removed the finalizer, which we
+			// do only after the backend network is deleted. So a Network
+			// that is gone from the cache has nothing left to clean up.
 			logger.V(4).Info("Network no longer exists; nothing to do")
 			return nil
 		}

@@ -54,10 +54,8 @@ func (f *Flags) Load() (*rest.Config, error) {
 // Load returns the client configuration the way kubectl finds it: the file
 // named by path if it is not empty, else $KUBECONFIG, else ~/.kube/config,
 // else the service account of the pod the controller runs in. masterURL, if
-// not empty, overrides the server address.
-//
-// The article used clientcmd.BuildConfigFromFlags, which reads only the file
-// it is given and ignores $KUBECONFIG.
+// not empty, overrides the server address. (clientcmd.BuildConfigFromFlags
+// reads only the file it is given and ignores $KUBECONFIG.)
 func Load(masterURL, path string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = path

@@ -250,8 +250,8 @@ func (r *PodSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("PodSetReconciler needs APIReader (mgr.GetAPIReader()): it lists pods from the API server, not from the cache")
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		// The article's SetupWithManager has only For(): Owns() also requeues
-		// the PodSet when one of its pods changes or is deleted.
+		// Owns() requeues the PodSet when one of its pods changes or is
+		// deleted, so that a lost pod is replaced at once.
 		For(&appsv1alpha1.PodSet{}).
 		Owns(&corev1.Pod{}).
 		Named("apps-podset").

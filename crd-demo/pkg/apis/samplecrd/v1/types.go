@@ -13,10 +13,9 @@ import (
 //   - +k8s:deepcopy-gen:interfaces makes the generated DeepCopyObject satisfy
 //     runtime.Object, which every type sent to or read from the API server must.
 //
-// The article also put +genclient:noStatus here, because its Network had no
-// status. Network now has one, served by the CRD's status subresource, so the
-// tag is gone. With it, client-gen would leave out UpdateStatus and
-// ApplyStatus, and the only way to write .status would be gone: with the
+// There is no +genclient:noStatus: Network has a status, served by the CRD's
+// status subresource. With the tag, client-gen would leave out UpdateStatus
+// and ApplyStatus, and the only way to write .status would be gone: with the
 // subresource enabled, the API server ignores .status in Create and Update.
 
 // +genclient
