@@ -47,11 +47,7 @@ func startManager(h *harness.H) harness.Controller {
 		return d
 	}
 	dir := h.Path("operator-demo")
-	if _, err := h.Command(dir, "make", "install"); err != nil {
-		h.Fatal(err)
-	}
-	h.KubectlIn(dir, "apply", "-f", "config/rbac/role.yaml")
-	kubeconfig := h.KubeconfigAs("manager", "manager-role")
+	kubeconfig := installAsManager(h)
 	p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: dir,
 		Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
 	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 10*time.Minute)
@@ -106,6 +102,28 @@ func runsContainers(ctx context.Context, h *harness.H) bool {
 	return false
 }
 
+// installAsManager does the articles' `make install` (the CRDs), applies
+// the generated manager-role, and returns a kubeconfig for a ServiceAccount
+// bound to it and nothing else.
+func installAsManager(h *harness.H) string {
+	h.Helper()
+	dir := h.Path("operator-demo")
+	if _, err := h.Command(dir, "make", "install"); err != nil {
+		h.Fatal(err)
+	}
+	h.KubectlIn(dir, "apply", "-f", "config/rbac/role.yaml")
+	return h.KubeconfigAs("manager", "manager-role")
+}
+
+// expectNoForbidden fails the test if the API server refused the manager
+// anything: it runs with only its generated RBAC, which must be enough.
+func expectNoForbidden(h *harness.H, mgr harness.Controller) {
+	h.Helper()
+	if strings.Contains(mgr.Log(), "forbidden") {
+		h.Errorf("the manager was refused a request, so its RBAC is incomplete:\n%s", mgr.Tail(40))
+	}
+}
+
 // startManagerBinary is startManager with the manager built and run as a
 // binary, so that it can be killed (SIGKILL) and restarted in a second; in
 // the cluster, it is killed in its pod and restarted in a new one.
@@ -114,14 +132,9 @@ func startManagerBinary(h *harness.H) harness.Controller {
 	if harness.InCluster() {
 		return startManager(h)
 	}
-	dir := h.Path("operator-demo")
-	if _, err := h.Command(dir, "make", "install"); err != nil {
-		h.Fatal(err)
-	}
-	h.KubectlIn(dir, "apply", "-f", "config/rbac/role.yaml")
 	p := h.Start(harness.ProcessSpec{Name: "manager", Path: h.Build("operator-demo", "./cmd", "manager"),
 		Args: []string{"--namespace", h.Namespace, "--health-probe-bind-address=0"},
-		Env:  []string{"KUBECONFIG=" + h.KubeconfigAs("manager", "manager-role")}})
+		Env:  []string{"KUBECONFIG=" + installAsManager(h)}})
 	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 2*time.Minute)
 	return p
 }
@@ -197,9 +210,7 @@ func TestPodSet(t *testing.T) {
 	if out := h.Kubectl("get", "podset"); !strings.Contains(out, "podset-sample") {
 		t.Errorf("kubectl get podset:\n%s", out)
 	}
-	if strings.Contains(mgr.Log(), "forbidden") {
-		t.Errorf("the manager was refused a request, so its RBAC is incomplete:\n%s", mgr.Tail(40))
-	}
+	expectNoForbidden(h, mgr)
 }
 
 func TestVpc(t *testing.T) {
@@ -267,9 +278,7 @@ func TestVpc(t *testing.T) {
 	if out := h.Kubectl("get", "events", "--field-selector", "involvedObject.name=vpc-sample,type=Warning"); !strings.Contains(out, "InvalidSubnetting") {
 		t.Errorf("no InvalidSubnetting warning event:\n%s", out)
 	}
-	if strings.Contains(mgr.Log(), "forbidden") {
-		t.Errorf("the manager was refused a request, so its RBAC is incomplete:\n%s", mgr.Tail(40))
-	}
+	expectNoForbidden(h, mgr)
 }
 
 // The sample PodBuggerTool's debugger: an ephemeral container named after it.
@@ -354,9 +363,7 @@ func TestPodBuggerTool(t *testing.T) {
 	} else {
 		t.Log("the cluster's nodes are kwok's, which run no container: the debugger is in the pod's spec, not running")
 	}
-	if strings.Contains(mgr.Log(), "forbidden") {
-		t.Errorf("the manager was refused a request, so its RBAC is incomplete:\n%s", mgr.Tail(40))
-	}
+	expectNoForbidden(h, mgr)
 }
 
 // TestPodBuggerToolSurvivesKills kills the manager with SIGKILL at random
