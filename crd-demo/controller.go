@@ -13,8 +13,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -26,6 +28,7 @@ import (
 
 	samplecrdv1 "example.com/k8s-demo/crd-demo/pkg/apis/samplecrd/v1"
 	"example.com/k8s-demo/crd-demo/pkg/backend"
+	samplecrdv1apply "example.com/k8s-demo/crd-demo/pkg/client/applyconfiguration/samplecrd/v1"
 	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
 	samplecrdscheme "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/scheme"
 	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions/samplecrd/v1"
@@ -33,6 +36,11 @@ import (
 )
 
 const controllerAgentName = "network-controller"
+
+// fieldManager names the controller in the managedFields of every object it
+// writes: `kubectl get network -o yaml --show-managed-fields` shows which
+// fields are its own, and server-side apply lets it change only those.
+const fieldManager = controllerAgentName
 
 // finalizerName keeps a deleted Network in the API server until the controller
 // has deleted its backend network. See syncHandler for why.
@@ -48,6 +56,9 @@ const (
 	ReasonDeleted = "Deleted"
 	// ReasonBackendError: the backend failed or refused; the controller retries.
 	ReasonBackendError = "BackendError"
+	// ReasonBackendNetworkConflict: the backend network of the Network's name
+	// is not this Network's; the controller never changes or deletes it.
+	ReasonBackendNetworkConflict = "BackendNetworkConflict"
 )
 
 func init() {
@@ -221,8 +232,8 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 }
 
 // syncHandler compares the desired state, the Network, with the actual state,
-// the backend network named "namespace/name", and brings the second in line
-// with the first.
+// the backend network it made (named "namespace/name"), and brings the second
+// in line with the first.
 func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName) error {
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "network", objectRef)
 	ctx = klog.NewContext(ctx, logger)
@@ -257,17 +268,18 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 		// reader. Change a deep copy.
 		networkCopy := network.DeepCopy()
 		networkCopy.Finalizers = append(networkCopy.Finalizers, finalizerName)
-		network, err = c.networkclientset.SamplecrdV1().Networks(network.Namespace).Update(ctx, networkCopy, metav1.UpdateOptions{})
+		network, err = c.networkclientset.SamplecrdV1().Networks(network.Namespace).Update(ctx, networkCopy, metav1.UpdateOptions{FieldManager: fieldManager})
 		if err != nil {
 			return fmt.Errorf("adding finalizer: %w", err)
 		}
 		logger.V(4).Info("Added finalizer", "finalizer", finalizerName)
 	}
 
-	if err := c.syncBackend(ctx, network, backendName); err != nil {
+	networkID, err := c.syncBackend(ctx, network, backendName)
+	if err != nil {
 		return c.backendFailed(ctx, network, err)
 	}
-	if err := c.updateStatus(ctx, network, metav1.ConditionTrue, ReasonSynced, "The backend network matches the spec"); err != nil {
+	if err := c.updateStatus(ctx, network, networkID, metav1.ConditionTrue, ReasonSynced, "The backend network matches the spec"); err != nil {
 		return err
 	}
 
@@ -280,52 +292,123 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 	return nil
 }
 
-// syncBackend creates the backend network if it is missing and updates it if
-// its cidr or gateway differ from the spec.
-func (c *Controller) syncBackend(ctx context.Context, network *samplecrdv1.Network, name string) error {
+// syncBackend creates the Network's backend network if it has none, updates
+// it if its cidr or gateway differ from the spec, and returns its ID. A
+// backend network of the same name that is not this Network's is a
+// *conflictError, and is left as it is.
+func (c *Controller) syncBackend(ctx context.Context, network *samplecrdv1.Network, name string) (string, error) {
 	logger := klog.FromContext(ctx)
-	desired := backend.Network{Name: name, CIDR: network.Spec.Cidr, GatewayIP: network.Spec.Gateway}
 
-	actual, err := backend.FindByName(ctx, c.backend, name)
+	actual, err := c.findBackendNetwork(ctx, network, name)
 	switch {
 	case errors.Is(err, backend.ErrNotFound):
-		created, err := c.backend.Create(ctx, desired)
+		// The description marks the network as this Network's: the ID is
+		// known only once Create returns, and if the controller stops before
+		// the status records it, the next sync finds the network by name and
+		// knows it by its description.
+		created, err := c.backend.Create(ctx, backend.Network{
+			Name: name, CIDR: network.Spec.Cidr, GatewayIP: network.Spec.Gateway, Description: string(network.UID),
+		})
 		if err != nil {
-			return fmt.Errorf("creating backend network: %w", err)
+			return "", fmt.Errorf("creating backend network: %w", err)
 		}
 		logger.Info("Created backend network", "id", created.ID, "cidr", created.CIDR, "gateway", created.GatewayIP)
 		c.recorder.Eventf(network, corev1.EventTypeNormal, ReasonCreated, "Created backend network %s", created.ID)
+		return created.ID, nil
 	case err != nil:
-		return fmt.Errorf("looking up backend network: %w", err)
-	case actual.CIDR != desired.CIDR || actual.GatewayIP != desired.GatewayIP:
-		desired.ID = actual.ID
-		if _, err := c.backend.Update(ctx, desired); err != nil {
-			return fmt.Errorf("updating backend network %s: %w", actual.ID, err)
+		return "", err
+	case actual.CIDR != network.Spec.Cidr || actual.GatewayIP != network.Spec.Gateway:
+		updated := actual
+		updated.CIDR, updated.GatewayIP = network.Spec.Cidr, network.Spec.Gateway
+		if _, err := c.backend.Update(ctx, updated); err != nil {
+			return "", fmt.Errorf("updating backend network %s: %w", actual.ID, err)
 		}
-		logger.Info("Updated backend network", "id", actual.ID, "cidr", desired.CIDR, "gateway", desired.GatewayIP)
+		logger.Info("Updated backend network", "id", actual.ID, "cidr", updated.CIDR, "gateway", updated.GatewayIP)
 		c.recorder.Eventf(network, corev1.EventTypeNormal, ReasonUpdated,
 			"Updated backend network %s: cidr %s → %s, gateway %s → %s",
-			actual.ID, actual.CIDR, desired.CIDR, actual.GatewayIP, desired.GatewayIP)
+			actual.ID, actual.CIDR, updated.CIDR, actual.GatewayIP, updated.GatewayIP)
 	default:
 		logger.V(4).Info("Backend network is up to date", "id", actual.ID)
+	}
+	return actual.ID, nil
+}
+
+// findBackendNetwork returns the Network's backend network: the one whose ID
+// the status records, or else the one named name, since a controller stopped
+// between Create and the status write has made one and not recorded it. It
+// returns an error wrapping backend.ErrNotFound if there is none, and a
+// *conflictError if the network found is not this Network's.
+//
+// Names do not prove ownership: anyone may have made a network of that name
+// before the Network existed, or a Network of the same name deleted earlier
+// may have left one behind. Only the description written at Create does.
+func (c *Controller) findBackendNetwork(ctx context.Context, network *samplecrdv1.Network, name string) (backend.Network, error) {
+	if id := network.Status.NetworkID; id != "" {
+		actual, err := c.backend.Get(ctx, id)
+		switch {
+		case err == nil:
+			return actual, checkOwner(network, actual)
+		case !errors.Is(err, backend.ErrNotFound):
+			return backend.Network{}, fmt.Errorf("getting backend network %s: %w", id, err)
+		}
+		// Deleted behind the controller's back: look for it by name, as for
+		// a Network that has none recorded; if there is none, make it again.
+		klog.FromContext(ctx).Info("Backend network in the status is gone", "id", id)
+	}
+	actual, err := backend.FindByName(ctx, c.backend, name)
+	if errors.Is(err, backend.ErrNotFound) {
+		return backend.Network{}, err
+	}
+	if err != nil {
+		return backend.Network{}, fmt.Errorf("looking up backend network: %w", err)
+	}
+	return actual, checkOwner(network, actual)
+}
+
+// checkOwner returns a *conflictError if actual's description is not the
+// Network's UID.
+func checkOwner(network *samplecrdv1.Network, actual backend.Network) error {
+	if actual.Description != string(network.UID) {
+		return &conflictError{backendNetwork: actual, uid: network.UID}
 	}
 	return nil
 }
 
+// conflictError is a backend network that the controller found where the
+// Network's would be, and that is not the Network's.
+type conflictError struct {
+	backendNetwork backend.Network
+	uid            types.UID
+}
+
+func (e *conflictError) Error() string {
+	owner := "no owner"
+	if e.backendNetwork.Description != "" {
+		owner = fmt.Sprintf("owner %q", e.backendNetwork.Description)
+	}
+	return fmt.Sprintf("backend network %s named %q has %s, not this Network (UID %s); it is left as it is",
+		e.backendNetwork.ID, e.backendNetwork.Name, owner, e.uid)
+}
+
 // finalize deletes the backend network of a deleted Network, then removes
-// the finalizer, which lets the API server remove the Network.
+// the finalizer, which lets the API server remove the Network. A backend
+// network that is not the Network's is left, and the Network goes all the same.
 func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network, name string) error {
 	logger := klog.FromContext(ctx)
 	if !slices.Contains(network.Finalizers, finalizerName) {
 		return nil // done already; other finalizers hold the Network
 	}
 
-	actual, err := backend.FindByName(ctx, c.backend, name)
+	actual, err := c.findBackendNetwork(ctx, network, name)
+	var conflict *conflictError
 	switch {
 	case errors.Is(err, backend.ErrNotFound):
 		logger.V(4).Info("Backend network already gone")
+	case errors.As(err, &conflict):
+		logger.Info("Not deleting a backend network that is not this Network's", "id", actual.ID, "owner", actual.Description)
+		c.recorder.Event(network, corev1.EventTypeWarning, ReasonBackendNetworkConflict, err.Error())
 	case err != nil:
-		return c.backendFailed(ctx, network, fmt.Errorf("looking up backend network: %w", err))
+		return c.backendFailed(ctx, network, err)
 	default:
 		if err := c.backend.Delete(ctx, actual.ID); err != nil && !errors.Is(err, backend.ErrNotFound) {
 			return c.backendFailed(ctx, network, fmt.Errorf("deleting backend network %s: %w", actual.ID, err))
@@ -336,29 +419,38 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network,
 
 	networkCopy := network.DeepCopy()
 	networkCopy.Finalizers = slices.DeleteFunc(networkCopy.Finalizers, func(f string) bool { return f == finalizerName })
-	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).Update(ctx, networkCopy, metav1.UpdateOptions{}); err != nil {
+	if _, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).Update(ctx, networkCopy, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
 		return fmt.Errorf("removing finalizer: %w", err)
 	}
 	logger.V(4).Info("Removed finalizer", "finalizer", finalizerName)
 	return nil
 }
 
-// backendFailed reports a backend error on the Network, as a Warning event
-// and as Ready=False, and returns it so that the key is retried with backoff.
+// backendFailed reports a backend error or a conflict on the Network, as a
+// Warning event and as Ready=False, and returns it so that the key is retried
+// with backoff: the backend cannot be watched, so a retry is how the
+// controller sees the backend come back, or the conflicting network go.
 func (c *Controller) backendFailed(ctx context.Context, network *samplecrdv1.Network, err error) error {
-	c.recorder.Event(network, corev1.EventTypeWarning, ReasonBackendError, err.Error())
-	if statusErr := c.updateStatus(ctx, network, metav1.ConditionFalse, ReasonBackendError, err.Error()); statusErr != nil {
+	reason, networkID := ReasonBackendError, network.Status.NetworkID
+	var conflict *conflictError
+	if errors.As(err, &conflict) {
+		// The recorded ID, if any, names no network of this Network's.
+		reason, networkID = ReasonBackendNetworkConflict, ""
+	}
+	c.recorder.Event(network, corev1.EventTypeWarning, reason, err.Error())
+	if statusErr := c.updateStatus(ctx, network, networkID, metav1.ConditionFalse, reason, err.Error()); statusErr != nil {
 		klog.FromContext(ctx).Error(statusErr, "Could not report the backend error in the status")
 	}
 	return err
 }
 
-// updateStatus sets the Ready condition and observedGeneration, and writes
-// the status only if that changed it: a write per sync would wake every
-// watcher of Networks, this controller included, for nothing.
-func (c *Controller) updateStatus(ctx context.Context, network *samplecrdv1.Network, status metav1.ConditionStatus, reason, message string) error {
+// updateStatus sets the Ready condition, networkID and observedGeneration,
+// and writes the status only if that changed it: a write per sync would wake
+// every watcher of Networks, this controller included, for nothing.
+func (c *Controller) updateStatus(ctx context.Context, network *samplecrdv1.Network, networkID string, status metav1.ConditionStatus, reason, message string) error {
 	newStatus := network.Status.DeepCopy()
 	newStatus.ObservedGeneration = network.Generation
+	newStatus.NetworkID = networkID
 	// SetStatusCondition keeps lastTransitionTime when the status stays the same.
 	meta.SetStatusCondition(&newStatus.Conditions, metav1.Condition{
 		Type:               samplecrdv1.ConditionReady,
@@ -372,15 +464,33 @@ func (c *Controller) updateStatus(ctx context.Context, network *samplecrdv1.Netw
 		return nil
 	}
 
-	networkCopy := network.DeepCopy()
-	networkCopy.Status = *newStatus
-	// With the status subresource enabled, Update ignores .status and
-	// UpdateStatus ignores everything else.
-	_, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).UpdateStatus(ctx, networkCopy, metav1.UpdateOptions{})
-	if err != nil {
-		return fmt.Errorf("updating status: %w", err)
+	// Server-side apply sends only the fields this controller sets, and the
+	// API server records them as fieldManager's: a field left out that it
+	// set before is removed (networkID, after a conflict), and fields others
+	// set, such as another condition type, are kept. UpdateStatus would send
+	// the whole status as the cache last saw it. Force: the status is this
+	// controller's to write, even over a field someone else changed by hand.
+	// The UID makes the apply fail if the Network was replaced by a namesake.
+	ready := meta.FindStatusCondition(newStatus.Conditions, samplecrdv1.ConditionReady)
+	statusApply := samplecrdv1apply.NetworkStatus().
+		WithObservedGeneration(newStatus.ObservedGeneration).
+		WithConditions(metav1apply.Condition().
+			WithType(ready.Type).
+			WithStatus(ready.Status).
+			WithReason(ready.Reason).
+			WithMessage(ready.Message).
+			WithObservedGeneration(ready.ObservedGeneration).
+			WithLastTransitionTime(ready.LastTransitionTime))
+	if networkID != "" {
+		statusApply.WithNetworkID(networkID)
 	}
-	klog.FromContext(ctx).V(4).Info("Updated status", "ready", status, "reason", reason)
+	apply := samplecrdv1apply.Network(network.Name, network.Namespace).WithUID(network.UID).WithStatus(statusApply)
+	_, err := c.networkclientset.SamplecrdV1().Networks(network.Namespace).ApplyStatus(ctx, apply,
+		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if err != nil {
+		return fmt.Errorf("applying status: %w", err)
+	}
+	klog.FromContext(ctx).V(4).Info("Applied status", "ready", status, "reason", reason, "networkID", networkID)
 	return nil
 }
 

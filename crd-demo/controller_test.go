@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -20,6 +24,7 @@ import (
 
 	samplecrdv1 "example.com/k8s-demo/crd-demo/pkg/apis/samplecrd/v1"
 	"example.com/k8s-demo/crd-demo/pkg/backend"
+	samplecrdv1apply "example.com/k8s-demo/crd-demo/pkg/client/applyconfiguration/samplecrd/v1"
 	"example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/fake"
 	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
 )
@@ -27,7 +32,8 @@ import (
 // The unit tests follow kubernetes/sample-controller: a fake clientset stands
 // in for the API server, the informer's cache is filled by hand, syncHandler
 // runs once, and the test compares the client actions it made with the ones
-// expected, object by object. The backend is the in-memory Store.
+// expected, object by object. The backend is the in-memory Store, behind a
+// recorder of the writes that reach it, which the tests compare the same way.
 
 var (
 	alwaysReady = func() bool { return true }
@@ -40,19 +46,55 @@ type fixture struct {
 
 	client     *fake.Clientset
 	kubeclient *k8sfake.Clientset
-	backend    backend.Client
+	store      *backend.Store
+	backend    *recordingBackend
 	recorder   *record.FakeRecorder
 
 	// Objects to put in the informer's cache, and in the fake clientset.
 	networks []*samplecrdv1.Network
 	// Actions expected to happen on the client.
 	actions []core.Action
+	// Writes expected to reach the backend, as "create NAME", "update ID", "delete ID".
+	writes []string
 	// Events expected, as "Type Reason message-prefix".
 	events []string
 }
 
 func newFixture(t *testing.T) *fixture {
-	return &fixture{t: t, backend: backend.NewMemoryStore()}
+	store := backend.NewMemoryStore()
+	return &fixture{t: t, store: store, backend: &recordingBackend{Store: store}}
+}
+
+// recordingBackend passes every call to a Store and records the writes; with
+// fail set, a write is recorded and fails with it, as when the backend is down.
+type recordingBackend struct {
+	*backend.Store
+	fail   error
+	writes []string
+}
+
+func (r *recordingBackend) Create(ctx context.Context, n backend.Network) (backend.Network, error) {
+	r.writes = append(r.writes, "create "+n.Name)
+	if r.fail != nil {
+		return backend.Network{}, r.fail
+	}
+	return r.Store.Create(ctx, n)
+}
+
+func (r *recordingBackend) Update(ctx context.Context, n backend.Network) (backend.Network, error) {
+	r.writes = append(r.writes, "update "+n.ID)
+	if r.fail != nil {
+		return backend.Network{}, r.fail
+	}
+	return r.Store.Update(ctx, n)
+}
+
+func (r *recordingBackend) Delete(ctx context.Context, id string) error {
+	r.writes = append(r.writes, "delete "+id)
+	if r.fail != nil {
+		return r.fail
+	}
+	return r.Store.Delete(ctx, id)
 }
 
 func (f *fixture) newController(ctx context.Context) *Controller {
@@ -60,10 +102,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, n := range f.networks {
 		objects = append(objects, n)
 	}
-	// NewSimpleClientset, not NewClientset: the latter tracks managed fields
-	// and needs an OpenAPI schema of the types, which CRDs do not have here
-	// (kubernetes/kubernetes#126850).
-	f.client = fake.NewSimpleClientset(objects...)
+	f.client = fake.NewClientset(objects...)
 	f.kubeclient = k8sfake.NewClientset()
 	f.recorder = record.NewFakeRecorder(10)
 
@@ -81,8 +120,8 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	return c
 }
 
-// run calls syncHandler for network and checks the error, the actions and the events.
-func (f *fixture) run(ctx context.Context, network *samplecrdv1.Network, wantErr bool) {
+// sync calls syncHandler for network and checks the error.
+func (f *fixture) sync(ctx context.Context, network *samplecrdv1.Network, wantErr bool) {
 	f.t.Helper()
 	c := f.newController(ctx)
 	err := c.syncHandler(ctx, cache.MetaObjectToName(network))
@@ -91,8 +130,24 @@ func (f *fixture) run(ctx context.Context, network *samplecrdv1.Network, wantErr
 	} else if !wantErr && err != nil {
 		f.t.Errorf("error syncing network: %v", err)
 	}
+}
+
+// check compares the client actions, the backend writes and the events with
+// the expected ones.
+func (f *fixture) check() {
+	f.t.Helper()
 	f.checkActions()
+	if diff := cmp.Diff(f.writes, f.backend.writes); diff != "" {
+		f.t.Errorf("writes to the backend (-want +got):\n%s", diff)
+	}
 	f.checkEvents()
+}
+
+// run calls syncHandler for network and checks everything: sync, then check.
+func (f *fixture) run(ctx context.Context, network *samplecrdv1.Network, wantErr bool) {
+	f.t.Helper()
+	f.sync(ctx, network, wantErr)
+	f.check()
 }
 
 func (f *fixture) checkActions() {
@@ -100,13 +155,13 @@ func (f *fixture) checkActions() {
 	actions := filterInformerActions(f.client.Actions())
 	for i, action := range actions {
 		if i >= len(f.actions) {
-			f.t.Errorf("%d unexpected actions: %+v", len(actions)-len(f.actions), actions[i:])
+			f.t.Errorf("%d unexpected actions: %s", len(actions)-len(f.actions), describe(actions[i:]))
 			break
 		}
 		checkAction(f.t, f.actions[i], action)
 	}
 	if len(f.actions) > len(actions) {
-		f.t.Errorf("%d additional expected actions: %+v", len(f.actions)-len(actions), f.actions[len(actions):])
+		f.t.Errorf("%d additional expected actions: %s", len(f.actions)-len(actions), describe(f.actions[len(actions):]))
 	}
 	if k := filterInformerActions(f.kubeclient.Actions()); len(k) > 0 {
 		f.t.Errorf("unexpected actions on the kube client: %+v", k)
@@ -131,7 +186,8 @@ func (f *fixture) checkEvents() {
 }
 
 // checkAction verifies that expected and actual are the same verb on the same
-// resource and subresource, with the same object.
+// resource and subresource, with the same options and the same object (for
+// an update) or the same patch (for an apply).
 func checkAction(t *testing.T, expected, actual core.Action) {
 	t.Helper()
 	if !(expected.Matches(actual.GetVerb(), actual.GetResource().Resource) && actual.GetSubresource() == expected.GetSubresource()) {
@@ -139,15 +195,58 @@ func checkAction(t *testing.T, expected, actual core.Action) {
 			actual.GetVerb(), actual.GetResource().Resource, actual.GetSubresource())
 		return
 	}
-	e, ok1 := expected.(core.UpdateAction)
-	a, ok2 := actual.(core.UpdateAction)
-	if !ok1 || !ok2 {
-		t.Errorf("expected and actual must both be updates, got %T and %T", expected, actual)
-		return
+	what := actual.GetVerb() + " " + actual.GetResource().Resource + "/" + actual.GetSubresource()
+	switch e := expected.(type) {
+	case core.UpdateActionImpl:
+		a, ok := actual.(core.UpdateActionImpl)
+		if !ok {
+			t.Errorf("%s: expected an update, got %T", what, actual)
+			return
+		}
+		if diff := cmp.Diff(e.UpdateOptions, a.UpdateOptions); diff != "" {
+			t.Errorf("%s: options differ (-want +got):\n%s", what, diff)
+		}
+		if diff := cmp.Diff(e.GetObject(), a.GetObject()); diff != "" {
+			t.Errorf("%s: object differs (-want +got):\n%s", what, diff)
+		}
+	case core.PatchActionImpl:
+		a, ok := actual.(core.PatchActionImpl)
+		if !ok {
+			t.Errorf("%s: expected a patch, got %T", what, actual)
+			return
+		}
+		if e.Name != a.Name || e.PatchType != a.PatchType {
+			t.Errorf("%s: expected a %s patch of %s, got a %s patch of %s", what, e.PatchType, e.Name, a.PatchType, a.Name)
+		}
+		if diff := cmp.Diff(e.PatchOptions, a.PatchOptions); diff != "" {
+			t.Errorf("%s: options differ (-want +got):\n%s", what, diff)
+		}
+		// Compared as JSON values, so that the order of the keys does not matter.
+		var ev, av any
+		if err := json.Unmarshal(e.Patch, &ev); err != nil {
+			t.Fatalf("%s: expected patch: %v", what, err)
+		}
+		if err := json.Unmarshal(a.Patch, &av); err != nil {
+			t.Fatalf("%s: patch sent is not JSON: %v: %s", what, err, a.Patch)
+		}
+		if diff := cmp.Diff(ev, av); diff != "" {
+			t.Errorf("%s: patch differs (-want +got):\n%s", what, diff)
+		}
+	default:
+		t.Errorf("%s: no comparison for expected %T", what, expected)
 	}
-	if diff := cmp.Diff(e.GetObject(), a.GetObject()); diff != "" {
-		t.Errorf("%s %s/%s: object differs (-want +got):\n%s", actual.GetVerb(), actual.GetResource().Resource, actual.GetSubresource(), diff)
+}
+
+// describe prints actions for a failure message, a patch as the text it is.
+func describe(actions []core.Action) string {
+	var b strings.Builder
+	for _, a := range actions {
+		fmt.Fprintf(&b, "\n\t%s %s/%s", a.GetVerb(), a.GetResource().Resource, a.GetSubresource())
+		if p, ok := a.(core.PatchAction); ok {
+			fmt.Fprintf(&b, " %s", p.GetPatch())
+		}
 	}
+	return b.String()
 }
 
 // filterInformerActions drops the list and watch calls the informers make:
@@ -163,26 +262,48 @@ func filterInformerActions(actions []core.Action) []core.Action {
 	return ret
 }
 
+var networksResource = samplecrdv1.SchemeGroupVersion.WithResource("networks")
+
+// expectUpdate expects the Update that adds or removes the finalizer.
 func (f *fixture) expectUpdate(n *samplecrdv1.Network) {
-	f.actions = append(f.actions, core.NewUpdateAction(samplecrdv1.SchemeGroupVersion.WithResource("networks"), n.Namespace, n))
+	f.actions = append(f.actions, core.NewUpdateActionWithOptions(networksResource, n.Namespace, n,
+		metav1.UpdateOptions{FieldManager: "network-controller"}))
 }
 
-func (f *fixture) expectUpdateStatus(n *samplecrdv1.Network) {
-	f.actions = append(f.actions, core.NewUpdateSubresourceAction(samplecrdv1.SchemeGroupVersion.WithResource("networks"), "status", n.Namespace, n))
+// expectApplyStatus expects the status apply of n's Ready condition, with
+// this status, reason and message, and networkID unless it is empty.
+func (f *fixture) expectApplyStatus(n *samplecrdv1.Network, status metav1.ConditionStatus, reason, message, networkID string) {
+	f.t.Helper()
+	st := samplecrdv1apply.NetworkStatus().
+		WithObservedGeneration(n.Generation).
+		WithConditions(metav1apply.Condition().
+			WithType(samplecrdv1.ConditionReady).WithStatus(status).WithReason(reason).WithMessage(message).
+			WithObservedGeneration(n.Generation).WithLastTransitionTime(metav1.NewTime(now)))
+	if networkID != "" {
+		st.WithNetworkID(networkID)
+	}
+	patch, err := json.Marshal(samplecrdv1apply.Network(n.Name, n.Namespace).WithUID(n.UID).WithStatus(st))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	force := true
+	f.actions = append(f.actions, core.NewPatchSubresourceActionWithOptions(networksResource, n.Namespace, n.Name,
+		types.ApplyPatchType, patch, metav1.PatchOptions{FieldManager: "network-controller", Force: &force}, "status"))
 }
 
 func newNetwork(name, cidr, gateway string) *samplecrdv1.Network {
 	return &samplecrdv1.Network{
 		TypeMeta:   metav1.TypeMeta{APIVersion: samplecrdv1.SchemeGroupVersion.String(), Kind: "Network"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault, Generation: 1},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault, UID: types.UID(name + "-uid"), Generation: 1},
 		Spec:       samplecrdv1.NetworkSpec{Cidr: cidr, Gateway: gateway},
 	}
 }
 
 // withReady returns a copy of n with the status the controller writes.
-func withReady(n *samplecrdv1.Network, status metav1.ConditionStatus, reason, message string) *samplecrdv1.Network {
+func withReady(n *samplecrdv1.Network, status metav1.ConditionStatus, reason, message, networkID string) *samplecrdv1.Network {
 	n = n.DeepCopy()
 	n.Status.ObservedGeneration = n.Generation
+	n.Status.NetworkID = networkID
 	n.Status.Conditions = []metav1.Condition{{
 		Type: samplecrdv1.ConditionReady, Status: status, Reason: reason, Message: message,
 		ObservedGeneration: n.Generation, LastTransitionTime: metav1.NewTime(now),
@@ -196,24 +317,42 @@ func withFinalizer(n *samplecrdv1.Network) *samplecrdv1.Network {
 	return n
 }
 
-// backendNetworks returns the backend's networks without their IDs.
-func (f *fixture) backendNetworks() []backend.Network {
+func deleting(n *samplecrdv1.Network) *samplecrdv1.Network {
+	n = n.DeepCopy()
+	n.DeletionTimestamp = &metav1.Time{Time: now}
+	return n
+}
+
+// seedBackend puts a network in the backend, as it is before the sync, and returns it.
+func (f *fixture) seedBackend(name, cidr, gateway, description string) backend.Network {
 	f.t.Helper()
-	networks, err := f.backend.List(context.Background(), "")
+	n, err := f.store.Create(context.Background(), backend.Network{Name: name, CIDR: cidr, GatewayIP: gateway, Description: description})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	for i := range networks {
-		networks[i].ID = ""
-	}
-	return networks
+	return n
 }
 
-func (f *fixture) seedBackend(name, cidr, gateway string) {
+// backendHas checks that the backend holds exactly these networks.
+func (f *fixture) backendHas(want ...backend.Network) {
 	f.t.Helper()
-	if _, err := f.backend.Create(context.Background(), backend.Network{Name: name, CIDR: cidr, GatewayIP: gateway}); err != nil {
+	got, err := f.store.List(context.Background(), "")
+	if err != nil {
 		f.t.Fatal(err)
 	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		f.t.Errorf("backend networks (-want +got):\n%s", diff)
+	}
+}
+
+// backendNetwork returns the backend's network called name.
+func (f *fixture) backendNetwork(name string) backend.Network {
+	f.t.Helper()
+	n, err := backend.FindByName(context.Background(), f.store, name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return n
 }
 
 const synced = "The backend network matches the spec"
@@ -224,81 +363,186 @@ func TestCreatesBackendNetwork(t *testing.T) {
 	network := newNetwork("test", "192.168.0.0/16", "192.168.0.1")
 	f.networks = append(f.networks, network)
 
+	f.sync(ctx, network, false)
+
+	// The backend picked the ID: read it, then expect it everywhere.
+	created := f.backendNetwork("default/test")
+	f.backendHas(backend.Network{ID: created.ID, Name: "default/test", CIDR: "192.168.0.0/16", GatewayIP: "192.168.0.1", Description: "test-uid"})
 	// First the finalizer, then the backend network, then the status.
 	f.expectUpdate(withFinalizer(network))
-	f.expectUpdateStatus(withReady(withFinalizer(network), metav1.ConditionTrue, ReasonSynced, synced))
-	f.events = []string{"Normal Created Created backend network "}
-	f.run(ctx, network, false)
-
-	want := []backend.Network{{Name: "default/test", CIDR: "192.168.0.0/16", GatewayIP: "192.168.0.1"}}
-	if diff := cmp.Diff(want, f.backendNetworks()); diff != "" {
-		t.Errorf("backend networks (-want +got):\n%s", diff)
-	}
+	f.writes = []string{"create default/test"}
+	f.expectApplyStatus(network, metav1.ConditionTrue, ReasonSynced, synced, created.ID)
+	f.events = []string{"Normal Created Created backend network " + created.ID}
+	f.check()
 }
 
 func TestUpdatesBackendNetwork(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
+	own := f.seedBackend("default/test", "192.168.0.0/16", "192.168.0.1", "test-uid")
 	// The user changed the gateway: generation 2, status still about generation 1.
-	network := withReady(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")), metav1.ConditionTrue, ReasonSynced, synced)
+	network := withReady(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")), metav1.ConditionTrue, ReasonSynced, synced, own.ID)
 	network.Generation = 2
 	network.Spec.Gateway = "192.168.255.254"
 	f.networks = append(f.networks, network)
-	f.seedBackend("default/test", "192.168.0.0/16", "192.168.0.1")
 
-	f.expectUpdateStatus(withReady(network, metav1.ConditionTrue, ReasonSynced, synced))
-	f.events = []string{"Normal Updated Updated backend network "}
+	f.writes = []string{"update " + own.ID}
+	f.expectApplyStatus(network, metav1.ConditionTrue, ReasonSynced, synced, own.ID)
+	f.events = []string{"Normal Updated Updated backend network " + own.ID + ": cidr 192.168.0.0/16 → 192.168.0.0/16, gateway 192.168.0.1 → 192.168.255.254"}
 	f.run(ctx, network, false)
 
-	want := []backend.Network{{Name: "default/test", CIDR: "192.168.0.0/16", GatewayIP: "192.168.255.254"}}
-	if diff := cmp.Diff(want, f.backendNetworks()); diff != "" {
-		t.Errorf("backend networks (-want +got):\n%s", diff)
-	}
+	own.GatewayIP = "192.168.255.254"
+	f.backendHas(own)
 }
 
 func TestNothingToDo(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	network := withReady(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")), metav1.ConditionTrue, ReasonSynced, synced)
+	own := f.seedBackend("default/test", "192.168.0.0/16", "192.168.0.1", "test-uid")
+	network := withReady(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")), metav1.ConditionTrue, ReasonSynced, synced, own.ID)
 	f.networks = append(f.networks, network)
-	f.seedBackend("default/test", "192.168.0.0/16", "192.168.0.1")
 
-	// No actions, no events: an unchanged status is not written again.
+	// No actions, no writes, no events: an unchanged status is not written again.
 	f.run(ctx, network, false)
+	f.backendHas(own)
+}
 
-	want := []backend.Network{{Name: "default/test", CIDR: "192.168.0.0/16", GatewayIP: "192.168.0.1"}}
-	if diff := cmp.Diff(want, f.backendNetworks()); diff != "" {
-		t.Errorf("backend networks (-want +got):\n%s", diff)
+// TestRecordsBackendNetworkFoundByName is a controller stopped after the
+// backend's Create and before the status write: the next one finds the
+// network by name, knows it by its description, and records its ID.
+func TestRecordsBackendNetworkFoundByName(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	own := f.seedBackend("default/test", "192.168.0.0/16", "192.168.0.1", "test-uid")
+	network := withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1"))
+	f.networks = append(f.networks, network)
+
+	f.expectApplyStatus(network, metav1.ConditionTrue, ReasonSynced, synced, own.ID)
+	f.run(ctx, network, false)
+	f.backendHas(own)
+}
+
+// TestFindsBackendNetworkByRecordedID: the backend network was renamed
+// behind the controller's back; the recorded ID still finds it, and the
+// network of the old name is someone else's.
+func TestFindsBackendNetworkByRecordedID(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	own := f.seedBackend("default/renamed", "192.168.0.0/16", "192.168.0.1", "test-uid")
+	other := f.seedBackend("default/test", "10.0.0.0/8", "10.0.0.1", "")
+	network := withReady(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")), metav1.ConditionTrue, ReasonSynced, synced, own.ID)
+	f.networks = append(f.networks, network)
+
+	f.run(ctx, network, false)
+	f.backendHas(own, other)
+}
+
+// TestRecreatesMissingBackendNetwork: the network whose ID the status
+// records was deleted in the backend. The controller makes a new one and
+// records its ID.
+func TestRecreatesMissingBackendNetwork(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	network := withReady(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")), metav1.ConditionTrue, ReasonSynced, synced, "deleted-id")
+	f.networks = append(f.networks, network)
+
+	f.sync(ctx, network, false)
+
+	created := f.backendNetwork("default/test")
+	if created.ID == "deleted-id" {
+		t.Fatal("the recreated backend network has the deleted one's ID")
+	}
+	f.backendHas(backend.Network{ID: created.ID, Name: "default/test", CIDR: "192.168.0.0/16", GatewayIP: "192.168.0.1", Description: "test-uid"})
+	f.writes = []string{"create default/test"}
+	f.expectApplyStatus(network, metav1.ConditionTrue, ReasonSynced, synced, created.ID)
+	f.events = []string{"Normal Created Created backend network " + created.ID}
+	f.check()
+}
+
+// TestForeignBackendNetworkIsLeftAlone: a backend network of the Network's
+// name exists, and is not the Network's. It is neither adopted nor changed:
+// the spec's cidr differs, and still no write reaches the backend.
+func TestForeignBackendNetworkIsLeftAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		description string // the foreign network's
+		recordedID  string // the Network's status.networkID; "foreign" for the foreign network's
+		owner       string // as the message names it
+	}{
+		{name: "no owner", description: "", owner: "no owner"},
+		{name: "another Network's", description: "other-uid", owner: `owner "other-uid"`},
+		{name: "recorded ID gone, name taken", description: "other-uid", recordedID: "deleted-id", owner: `owner "other-uid"`},
+		{name: "recorded ID now someone else's", description: "other-uid", recordedID: "foreign", owner: `owner "other-uid"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			f := newFixture(t)
+			foreign := f.seedBackend("default/test", "10.0.0.0/8", "10.0.0.1", tc.description)
+			network := newNetwork("test", "192.168.0.0/16", "192.168.0.1")
+			if tc.recordedID != "" {
+				id := tc.recordedID
+				if id == "foreign" {
+					id = foreign.ID
+				}
+				network = withReady(withFinalizer(network), metav1.ConditionTrue, ReasonSynced, synced, id)
+			} else {
+				f.expectUpdate(withFinalizer(network))
+			}
+			f.networks = append(f.networks, network)
+
+			message := "backend network " + foreign.ID + ` named "default/test" has ` + tc.owner +
+				", not this Network (UID test-uid); it is left as it is"
+			// No networkID: the status names no network of this Network's.
+			f.expectApplyStatus(network, metav1.ConditionFalse, ReasonBackendNetworkConflict, message, "")
+			f.events = []string{"Warning BackendNetworkConflict " + message}
+			// An error, so that the key is retried with backoff until someone
+			// removes the conflict.
+			f.run(ctx, network, true)
+			f.backendHas(foreign)
+		})
 	}
 }
 
 func TestDeleteRemovesBackendNetworkThenFinalizer(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	network := withReady(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")), metav1.ConditionTrue, ReasonSynced, synced)
-	network.DeletionTimestamp = &metav1.Time{Time: now}
+	own := f.seedBackend("default/test", "192.168.0.0/16", "192.168.0.1", "test-uid")
+	other := f.seedBackend("default/other", "10.0.0.0/8", "10.0.0.1", "other-uid")
+	network := deleting(withReady(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")), metav1.ConditionTrue, ReasonSynced, synced, own.ID))
 	f.networks = append(f.networks, network)
-	f.seedBackend("default/test", "192.168.0.0/16", "192.168.0.1")
-	f.seedBackend("default/other", "10.0.0.0/8", "10.0.0.1")
+
+	withoutFinalizer := network.DeepCopy()
+	withoutFinalizer.Finalizers = []string{}
+	f.writes = []string{"delete " + own.ID}
+	f.expectUpdate(withoutFinalizer)
+	f.events = []string{"Normal Deleted Deleted backend network " + own.ID}
+	f.run(ctx, network, false)
+	f.backendHas(other)
+}
+
+// TestDeleteLeavesForeignBackendNetwork: the backend network of the deleted
+// Network's name is not its own. It stays; the finalizer goes all the same.
+func TestDeleteLeavesForeignBackendNetwork(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	foreign := f.seedBackend("default/test", "192.168.0.0/16", "192.168.0.1", "")
+	network := deleting(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")))
+	f.networks = append(f.networks, network)
 
 	withoutFinalizer := network.DeepCopy()
 	withoutFinalizer.Finalizers = []string{}
 	f.expectUpdate(withoutFinalizer)
-	f.events = []string{"Normal Deleted Deleted backend network "}
+	f.events = []string{"Warning BackendNetworkConflict backend network " + foreign.ID + ` named "default/test" has no owner, not this Network (UID test-uid); it is left as it is`}
 	f.run(ctx, network, false)
-
-	want := []backend.Network{{Name: "default/other", CIDR: "10.0.0.0/8", GatewayIP: "10.0.0.1"}}
-	if diff := cmp.Diff(want, f.backendNetworks()); diff != "" {
-		t.Errorf("backend networks (-want +got):\n%s", diff)
-	}
+	f.backendHas(foreign)
 }
 
 func TestDeleteWhenBackendNetworkIsAlreadyGone(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	network := withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1"))
+	network := deleting(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")))
 	network.Finalizers = append(network.Finalizers, "example.com/someone-else")
-	network.DeletionTimestamp = &metav1.Time{Time: now}
+	network.Status.NetworkID = "deleted-id"
 	f.networks = append(f.networks, network)
 
 	// Only our finalizer goes; the other one stays.
@@ -315,28 +559,16 @@ func TestGoneNetworkIsLeftAlone(t *testing.T) {
 	f.run(ctx, newNetwork("test", "192.168.0.0/16", "192.168.0.1"), false)
 }
 
-// faultyBackend is a backend whose writes fail, as when it is down.
-type faultyBackend struct {
-	*backend.Store
-}
-
-func (faultyBackend) Create(context.Context, backend.Network) (backend.Network, error) {
-	return backend.Network{}, errDown
-}
-func (faultyBackend) Update(context.Context, backend.Network) (backend.Network, error) {
-	return backend.Network{}, errDown
-}
-func (faultyBackend) Delete(context.Context, string) error { return errDown }
-
 func TestBackendErrorSetsReadyFalseAndRequeues(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	f.backend = faultyBackend{backend.NewMemoryStore()}
+	f.backend.fail = errDown
 	network := withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1"))
 	f.networks = append(f.networks, network)
 
 	message := "creating backend network: backend is down"
-	f.expectUpdateStatus(withReady(network, metav1.ConditionFalse, ReasonBackendError, message))
+	f.writes = []string{"create default/test"}
+	f.expectApplyStatus(network, metav1.ConditionFalse, ReasonBackendError, message, "")
 	f.events = []string{"Warning BackendError " + message}
 
 	// Through the work queue this time, to see the key come back.
@@ -349,43 +581,25 @@ func TestBackendErrorSetsReadyFalseAndRequeues(t *testing.T) {
 	if got := c.workqueue.NumRequeues(key); got != 1 {
 		t.Errorf("NumRequeues = %d, want 1: a failed key must be retried with backoff", got)
 	}
-	f.checkActions()
-	f.checkEvents()
+	f.check()
 }
 
 func TestBackendErrorOnDeleteKeepsFinalizer(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	store := backend.NewMemoryStore()
-	f.backend = faultyBackend{store}
-	network := withReady(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")), metav1.ConditionTrue, ReasonSynced, synced)
-	network.DeletionTimestamp = &metav1.Time{Time: now}
+	own := f.seedBackend("default/test", "192.168.0.0/16", "192.168.0.1", "test-uid")
+	f.backend.fail = errDown
+	network := deleting(withReady(withFinalizer(newNetwork("test", "192.168.0.0/16", "192.168.0.1")), metav1.ConditionTrue, ReasonSynced, synced, own.ID))
 	f.networks = append(f.networks, network)
-	if _, err := store.Create(ctx, backend.Network{Name: "default/test", CIDR: "192.168.0.0/16", GatewayIP: "192.168.0.1"}); err != nil {
-		t.Fatal(err)
-	}
 
-	// No finalizer removal: the Network must outlive its backend network.
-	f.events = []string{"Warning BackendError deleting backend network "}
-	c := f.newController(ctx)
-	if err := c.syncHandler(ctx, cache.MetaObjectToName(network)); err == nil {
-		t.Error("expected error syncing network, got nil")
-	}
-	// The status message carries the backend's ID, unknown in advance: compare
-	// everything else.
-	actions := filterInformerActions(f.client.Actions())
-	if len(actions) != 1 || actions[0].GetSubresource() != "status" {
-		t.Fatalf("actions = %+v, want one status update", actions)
-	}
-	got := actions[0].(core.UpdateAction).GetObject().(*samplecrdv1.Network)
-	cond := got.Status.Conditions[0]
-	if cond.Status != metav1.ConditionFalse || cond.Reason != ReasonBackendError || !strings.HasSuffix(cond.Message, ": backend is down") {
-		t.Errorf("Ready condition = %+v, want False/%s ending in the backend's error", cond, ReasonBackendError)
-	}
-	if len(got.Finalizers) != 1 {
-		t.Errorf("finalizers = %v, want ours kept", got.Finalizers)
-	}
-	f.checkEvents()
+	// No finalizer removal: the Network must outlive its backend network. The
+	// status keeps the ID: the network is still there.
+	message := "deleting backend network " + own.ID + ": backend is down"
+	f.writes = []string{"delete " + own.ID}
+	f.expectApplyStatus(network, metav1.ConditionFalse, ReasonBackendError, message, own.ID)
+	f.events = []string{"Warning BackendError " + message}
+	f.run(ctx, network, true)
+	f.backendHas(own)
 }
 
 // TestEventHandlers runs a real informer on the fake clientset and checks
@@ -398,7 +612,7 @@ func TestEventHandlers(t *testing.T) {
 
 	a := newNetwork("a", "10.0.0.0/8", "10.0.0.1")
 	a.ResourceVersion = "1"
-	client := fake.NewSimpleClientset(a)
+	client := fake.NewClientset(a)
 	i := informers.NewSharedInformerFactory(client, 0)
 	c := NewController(ctx, k8sfake.NewClientset(), client, i.Samplecrd().V1().Networks(), backend.NewMemoryStore(), 0)
 	i.Start(ctx.Done())

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -101,7 +103,8 @@ func (h *harness) startController(name string) (stop func()) {
 	}
 }
 
-// eventually polls cond until it returns true, failing the test after 30s.
+// eventually polls cond until it returns true, failing the test after 30s
+// with the last error cond returned: what it saw instead.
 func (h *harness) eventually(what string, cond func() (bool, error)) {
 	h.t.Helper()
 	var last error
@@ -111,7 +114,7 @@ func (h *harness) eventually(what string, cond func() (bool, error)) {
 		return ok, nil
 	})
 	if err != nil {
-		h.t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+		h.t.Fatalf("timed out waiting for %s (last seen: %v)", what, last)
 	}
 }
 
@@ -145,15 +148,19 @@ func (h *harness) readyIs(name string, status metav1.ConditionStatus, reason str
 			return false, err
 		}
 		c := meta.FindStatusCondition(network.Status.Conditions, samplecrdv1.ConditionReady)
-		return c != nil && c.Status == status && c.Reason == reason &&
-			network.Status.ObservedGeneration == network.Generation, nil
+		if c == nil || c.Status != status || c.Reason != reason || network.Status.ObservedGeneration != network.Generation {
+			return false, fmt.Errorf("generation %d, status %+v", network.Generation, network.Status)
+		}
+		return true, nil
 	})
 	return network
 }
 
-// hasEvent waits until the Network has an event of this type and reason.
-func (h *harness) hasEvent(name, eventType, reason string) {
+// hasEvent waits until the Network has an event of this type and reason, and
+// returns its message.
+func (h *harness) hasEvent(name, eventType, reason string) string {
 	h.t.Helper()
+	var message string
 	h.eventually("event "+eventType+" "+reason+" on "+name, func() (bool, error) {
 		events, err := h.kube.CoreV1().Events(h.ns).List(h.ctx, metav1.ListOptions{
 			FieldSelector: fields.Set{"involvedObject.name": name, "involvedObject.kind": "Network"}.String(),
@@ -161,8 +168,31 @@ func (h *harness) hasEvent(name, eventType, reason string) {
 		if err != nil {
 			return false, err
 		}
-		return slices.ContainsFunc(events.Items, func(e corev1.Event) bool { return e.Type == eventType && e.Reason == reason }), nil
+		i := slices.IndexFunc(events.Items, func(e corev1.Event) bool { return e.Type == eventType && e.Reason == reason })
+		if i < 0 {
+			return false, nil
+		}
+		message = events.Items[i].Message
+		return true, nil
 	})
+	return message
+}
+
+// ownsStatus checks, in managedFields, that the controller's server-side
+// apply owns the status fields it writes.
+func ownsStatus(t *testing.T, network *samplecrdv1.Network) {
+	t.Helper()
+	for _, m := range network.ManagedFields {
+		if m.Manager == fieldManager && m.Operation == metav1.ManagedFieldsOperationApply && m.Subresource == "status" && m.FieldsV1 != nil {
+			for _, field := range []string{`"f:networkID"`, `"f:observedGeneration"`, `"k:{\"type\":\"Ready\"}"`} {
+				if !strings.Contains(string(m.FieldsV1.Raw), field) {
+					t.Errorf("the %s apply of the status does not own %s: %s", fieldManager, field, m.FieldsV1.Raw)
+				}
+			}
+			return
+		}
+	}
+	t.Errorf("managedFields has no Apply of the status by %s: %+v", fieldManager, network.ManagedFields)
 }
 
 func newExampleNetwork() *samplecrdv1.Network {
@@ -191,6 +221,12 @@ func TestNetworkLifecycle(t *testing.T) {
 		t.Errorf("finalizers = %v, want %s", network.Finalizers, finalizerName)
 	}
 	h.hasEvent("example-network", corev1.EventTypeNormal, ReasonCreated)
+	// The backend network carries the Network's UID; the status, its ID.
+	if n := h.networks()[0]; n.Description != string(network.UID) || network.Status.NetworkID != n.ID {
+		t.Errorf("backend network %+v, status.networkID %q; want the description %s (the Network's UID) and the status naming %s",
+			n, network.Status.NetworkID, network.UID, n.ID)
+	}
+	ownsStatus(t, network)
 
 	// Update.
 	network.Spec.Cidr = "10.10.0.0/16"
@@ -204,7 +240,7 @@ func TestNetworkLifecycle(t *testing.T) {
 	}
 	h.hasEvent("example-network", corev1.EventTypeNormal, ReasonUpdated)
 
-	// Delete while the controller is down: the article's controller would
+	// Delete while the controller is down: without a finalizer it would
 	// never hear of it. The finalizer holds the Network in the API server.
 	stop()
 	if err := networks.Delete(h.ctx, "example-network", metav1.DeleteOptions{}); err != nil {
@@ -229,6 +265,82 @@ func TestNetworkLifecycle(t *testing.T) {
 	h.eventually("the Network to be gone", func() (bool, error) {
 		_, err := networks.Get(h.ctx, "example-network", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
+	})
+}
+
+// TestForeignBackendNetwork creates a backend network first, then a Network of
+// its name: the controller neither adopts, changes nor deletes it.
+func TestForeignBackendNetwork(t *testing.T) {
+	h := newHarness(t)
+	networks := h.networkClient.SamplecrdV1().Networks(h.ns)
+	foreign, err := h.store.Create(h.ctx, backend.Network{Name: h.ns + "/example-network", CIDR: "10.0.0.0/8", GatewayIP: "10.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := h.startController("controller")
+	defer stop()
+
+	if _, err := networks.Create(h.ctx, newExampleNetwork(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	network := h.readyIs("example-network", metav1.ConditionFalse, ReasonBackendNetworkConflict)
+	want := "backend network " + foreign.ID + ` named "` + foreign.Name + `" has no owner, not this Network (UID ` + string(network.UID) + "); it is left as it is"
+	if got := meta.FindStatusCondition(network.Status.Conditions, samplecrdv1.ConditionReady).Message; got != want {
+		t.Errorf("Ready message = %q, want %q", got, want)
+	}
+	if network.Status.NetworkID != "" {
+		t.Errorf("status.networkID = %q, want none: the backend network is not this Network's", network.Status.NetworkID)
+	}
+	if got := h.hasEvent("example-network", corev1.EventTypeWarning, ReasonBackendNetworkConflict); got != want {
+		t.Errorf("Warning event = %q, want %q", got, want)
+	}
+	if n := h.networks(); len(n) != 1 || n[0] != foreign {
+		t.Errorf("backend networks = %+v, want only %+v, unchanged", n, foreign)
+	}
+
+	// Deleted, the Network goes, and the foreign network stays.
+	if err := networks.Delete(h.ctx, "example-network", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("the Network to be gone", func() (bool, error) {
+		_, err := networks.Get(h.ctx, "example-network", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if n := h.networks(); len(n) != 1 || n[0] != foreign {
+		t.Errorf("after the Network's delete, backend networks = %+v, want only %+v, unchanged", n, foreign)
+	}
+}
+
+// TestRecreatesDeletedBackendNetwork deletes the backend network behind the
+// controller's back: on its next sync the controller makes a new one and
+// records the new ID.
+func TestRecreatesDeletedBackendNetwork(t *testing.T) {
+	h := newHarness(t)
+	networks := h.networkClient.SamplecrdV1().Networks(h.ns)
+	stop := h.startController("controller")
+	defer stop()
+
+	if _, err := networks.Create(h.ctx, newExampleNetwork(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	network := h.readyIs("example-network", metav1.ConditionTrue, ReasonSynced)
+	old := network.Status.NetworkID
+	if err := h.store.Delete(h.ctx, old); err != nil {
+		t.Fatalf("deleting backend network %q, the one status.networkID names: %v", old, err)
+	}
+
+	// The backend cannot be watched: a change to the Network brings the next sync.
+	network.Labels = map[string]string{"touched": "yes"}
+	if _, err := networks.Update(h.ctx, network, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("a new backend network, recorded in the status", func() (bool, error) {
+		n, err := networks.Get(h.ctx, "example-network", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		b := h.networks()
+		return len(b) == 1 && b[0].ID != old && n.Status.NetworkID == b[0].ID && b[0].Description == string(n.UID), nil
 	})
 }
 

@@ -43,8 +43,19 @@ for gomod in "$root"/*/go.mod; do
   check "$gomod" sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION"
 done
 
+# The scaffolds' .custom-gcl.yml names the golangci-lint version that
+# `golangci-lint custom` builds: the pinned one.
+for gcl in "$root"/*/.custom-gcl.yml; do
+  [ -f "$gcl" ] || continue
+  got=$(awk '$1 == "version:" { print $2; exit }' "$gcl")
+  if [ "$got" != "$GOLANGCI_LINT_VERSION" ]; then
+    echo "${gcl#"$root"/}: version $got, versions.env pins GOLANGCI_LINT_VERSION=$GOLANGCI_LINT_VERSION" >&2
+    bad=1
+  fi
+done
+
 if [ $bad -ne 0 ]; then
-  echo "versions: some go.mod files disagree with versions.env (tools/: run make sync-versions)" >&2
+  echo "versions: some files disagree with versions.env (tools/: run make sync-versions)" >&2
   exit 1
 fi
 echo "versions: every go.mod agrees with versions.env"

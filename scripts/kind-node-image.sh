@@ -33,7 +33,7 @@ context_dir=$ROOT/images/kind-node
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What a kind node runs (kind's images/base/Dockerfile installs the same set),
 # plus Debian's runc and CNI plugins, and busybox for the small helper images.
-packages=systemd,systemd-sysv,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,ca-certificates,procps,bash,jq,socat,e2fsprogs,ebtables,runc,containernetworking-plugins,busybox-static
+packages=systemd,systemd-sysv,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,ca-certificates,curl,procps,bash,jq,socat,e2fsprogs,ebtables,runc,containernetworking-plugins,busybox-static
 
 pins="KUBERNETES_VERSION=$KUBERNETES_VERSION KIND_VERSION=$KIND_VERSION ETCD_VERSION=$ETCD_VERSION CONTAINERD_VERSION=$CONTAINERD_VERSION CRICTL_VERSION=$CRICTL_VERSION COREDNS_VERSION=$COREDNS_VERSION DISTRIBUTION_VERSION=$DISTRIBUTION_VERSION KIND_NODE_DEBIAN_SUITE=$KIND_NODE_DEBIAN_SUITE packages=$packages"
 inputs_hash() {
@@ -112,7 +112,16 @@ img() {
 }
 
 # Pods that name `busybox` get this, through the node's docker.io mirror.
+# Kept for what readers type (`kubectl run --image=busybox`): :latest, which the kubelet always pulls.
 busybox_image=docker.io/library/busybox:latest
+# The controllers' pods name this tag, with IfNotPresent: the same image,
+# preloaded, so they start without a pull.
+busybox_pinned=docker.io/library/busybox:1.36
+# And those that name `curlimages/curl:latest`: the scaffolds' e2e suites
+# (kubebuilder-demo/test/e2e) read the manager's metrics with it.
+curl_image=docker.io/curlimages/curl:latest
+# The images the node's docker.io mirror holds (pods pull them by these names).
+mirror_images=("$busybox_image" "$busybox_pinned" "$curl_image")
 
 images_list=()
 load_images_list() {
@@ -151,21 +160,42 @@ control_plane_images() {
   # busybox, which the demos' pods run: Debian's busybox-static, with its
   # applets linked in /bin as the upstream image has them.
   local dir
+  dir=$(busybox_tree)
+  tar -C "$dir" --numeric-owner --owner=0 --group=0 -c . |
+    docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["sh"]' - "$busybox_image" >/dev/null
+  docker tag "$busybox_image" "$busybox_pinned"
+  rm -rf "$dir"
+  say "made $busybox_image and $busybox_pinned (Debian's busybox-static)"
+  # curl, which the scaffolds' e2e suites run in a pod (`/bin/sh -c "for i in
+  # $(seq 1 30); do curl -v -k ...`): Debian's curl with the libraries ldd
+  # lists for it (the dynamic loader too) and the CA certificates, on the same
+  # busybox tree for the shell, seq and sleep.
+  dir=$(busybox_tree)
+  docker run --rm --entrypoint bash "$rootfs_tag" -c \
+    'tar -ch /usr/bin/curl /etc/ssl/certs/ca-certificates.crt $(ldd /usr/bin/curl | grep -o "/[^ ]*") 2>/dev/null' |
+    tar -C "$dir" -x
+  tar -C "$dir" --numeric-owner --owner=0 --group=0 -c . |
+    docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'ENTRYPOINT ["/usr/bin/curl"]' - "$curl_image" >/dev/null
+  rm -rf "$dir"
+  docker run --rm --user 1000 --read-only "$curl_image" --version >/dev/null || die "$curl_image does not run curl"
+  say "made $curl_image (Debian's curl on busybox-static)"
+}
+
+# busybox_tree: a new directory holding Debian's busybox-static in /bin, its
+# applets linked beside it, a /tmp and an /etc/passwd; prints its path.
+busybox_tree() {
+  local dir applet
   dir=$(mktemp -d)
   mkdir -p "$dir/bin" "$dir/tmp" "$dir/etc"
   chmod 1777 "$dir/tmp"
   docker run --rm --entrypoint /bin/busybox "$rootfs_tag" cat /bin/busybox >"$dir/bin/busybox"
   chmod 0755 "$dir/bin/busybox"
-  local applet
   for applet in $(docker run --rm --entrypoint /bin/busybox "$rootfs_tag" --list); do
     [ "$applet" = busybox ] || ln -s busybox "$dir/bin/$applet"
   done
   printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home:/bin/false\n' >"$dir/etc/passwd"
   printf 'root:x:0:\nnobody:x:65534:\n' >"$dir/etc/group"
-  tar -C "$dir" --numeric-owner --owner=0 --group=0 -c . |
-    docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["sh"]' - "$busybox_image" >/dev/null
-  rm -rf "$dir"
-  say "made $busybox_image (Debian's busybox-static)"
+  echo "$dir"
 }
 
 # --- 4. node -------------------------------------------------------------------
@@ -230,25 +260,30 @@ preload() {
       die "importing $i into the node's containerd failed"
     say "preloaded $i"
   done
-  # The docker.io mirror: busybox goes into its storage, baked into the image.
-  docker save "$busybox_image" | docker exec -i "$c" ctr --namespace=k8s.io images import --no-unpack --digests - >/dev/null ||
-    die "importing $busybox_image into the node's containerd failed"
+  # The docker.io mirror: busybox and curl go into its storage, baked into the image.
+  for i in "${mirror_images[@]}"; do
+    docker save "$i" | docker exec -i "$c" ctr --namespace=k8s.io images import --no-unpack --digests - >/dev/null ||
+      die "importing $i into the node's containerd failed"
+  done
   docker exec -d "$c" env OTEL_TRACES_EXPORTER=none registry serve /etc/kind-offline/registry.yml
   for i in $(seq 1 20); do
     docker exec "$c" bash -c 'exec 3<>/dev/tcp/127.0.0.1/5000' 2>/dev/null && break
     [ "$i" = 20 ] && die "the registry did not start in the build container"
     sleep 0.5
   done
-  local mirror_ref=127.0.0.1:5000/library/busybox:latest
-  docker exec "$c" ctr --namespace=k8s.io images tag "$busybox_image" "$mirror_ref" >/dev/null
-  docker exec "$c" ctr --namespace=k8s.io images push --plain-http "$mirror_ref" >/dev/null ||
-    die "pushing busybox into the node's docker.io mirror failed"
-  docker exec "$c" ctr --namespace=k8s.io images rm "$mirror_ref" >/dev/null
+  local mirror_ref
+  for i in "${mirror_images[@]}"; do
+    mirror_ref=127.0.0.1:5000/${i#docker.io/}
+    docker exec "$c" ctr --namespace=k8s.io images tag "$i" "$mirror_ref" >/dev/null
+    docker exec "$c" ctr --namespace=k8s.io images push --plain-http "$mirror_ref" >/dev/null ||
+      die "pushing $i into the node's docker.io mirror failed"
+    docker exec "$c" ctr --namespace=k8s.io images rm "$mirror_ref" >/dev/null
+  done
   docker exec "$c" pkill -x registry || true
-  say "busybox is in the node's docker.io mirror"
+  say "${mirror_images[*]} are in the node's docker.io mirror"
   local have missing=()
   have=$(docker exec "$c" ctr --namespace=k8s.io images ls -q)
-  for i in "${images_list[@]}" "$busybox_image"; do
+  for i in "${images_list[@]}" "${mirror_images[@]}"; do
     grep -qx "$i" <<<"$have" || missing+=("$i")
   done
   [ ${#missing[@]} -eq 0 ] || die "after the import the node's containerd lacks ${missing[*]}; it has: $(tr '\n' ' ' <<<"$have")"

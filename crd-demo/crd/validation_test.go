@@ -267,8 +267,8 @@ func TestPrinterColumns(t *testing.T) {
 	}{
 		{"/apis/samplecrd.k8s.io/v1/namespaces/" + ns + "/networks", []string{"Name", "CIDR", "Gateway", "Ready", "Age"},
 			[]any{"example-network", "192.168.0.0/16", "192.168.0.1", nil}},
-		{"/apis/zhhnzw.mock.com/v1/namespaces/" + ns + "/custompods", []string{"Name", "Desired", "Ready", "Age"},
-			[]any{"sample", float64(3), nil}}, // no status: no controller runs here
+		{"/apis/zhhnzw.mock.com/v1/namespaces/" + ns + "/custompods", []string{"Name", "Desired", "Current", "Ready", "Age"},
+			[]any{"sample", float64(3), nil, nil}}, // no status: no controller runs here
 	} {
 		// The Accept header asks for the server-side Table that kubectl prints.
 		raw, err := kube.CoreV1().RESTClient().Get().AbsPath(tc.path).

@@ -10,7 +10,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,8 +34,6 @@ type Provider interface {
 	Down(ctx context.Context) error
 	// Kubeconfig is the path of the kubeconfig file for the cluster.
 	Kubeconfig() string
-	// LoadImage makes a locally built image available to the cluster's nodes.
-	LoadImage(ctx context.Context, image string) error
 }
 
 // Options configure every provider; each uses the fields that concern it.
@@ -169,9 +166,6 @@ func requireBinaries(dir string, names ...string) error {
 	}
 	return nil
 }
-
-// errNotSupported marks an operation a provider cannot do.
-var errNotSupported = errors.New("not supported")
 
 // progress prints one line of progress with the time it took so far.
 func progress(w io.Writer, start time.Time, format string, args ...any) {

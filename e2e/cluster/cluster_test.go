@@ -11,8 +11,6 @@ import (
 	"time"
 
 	kindconfig "sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
-	"sigs.k8s.io/kind/pkg/exec"
 	"sigs.k8s.io/yaml"
 )
 
@@ -215,45 +213,6 @@ func TestKindPreflightWithDocker(t *testing.T) {
 	k.docker = func(ctx context.Context, args ...string) (string, error) { return "28.2.2\n", nil }
 	if err := k.Preflight(context.Background()); err != nil {
 		t.Fatalf("a daemon answered, yet preflight failed: %v", err)
-	}
-}
-
-// fakeNode is a kind node that is never exec'ed into.
-type fakeNode struct{ name string }
-
-func (n fakeNode) String() string                     { return n.name }
-func (n fakeNode) Role() (string, error)              { return "worker", nil }
-func (n fakeNode) IP() (string, string, error)        { return "", "", nil }
-func (n fakeNode) SerialLogs(io.Writer) error         { return nil }
-func (n fakeNode) Command(string, ...string) exec.Cmd { panic("not used") }
-func (n fakeNode) CommandContext(context.Context, string, ...string) exec.Cmd {
-	panic("not used")
-}
-
-func TestNodesWithoutImage(t *testing.T) {
-	all := []nodes.Node{fakeNode{"cp"}, fakeNode{"w1"}, fakeNode{"w2"}}
-	onNode := map[string]string{"cp": "sha256:new", "w1": "sha256:old"} // w2 has none
-	idOf := func(n nodes.Node, image string) (string, error) {
-		if id, ok := onNode[n.String()]; ok {
-			return id, nil
-		}
-		return "", errors.New("image not found")
-	}
-	got := nodesWithoutImage(all, "controller:dev", "sha256:new", idOf)
-	var names []string
-	for _, n := range got {
-		names = append(names, n.String())
-	}
-	if strings.Join(names, ",") != "w1,w2" {
-		t.Errorf("want the stale and the missing node (w1,w2), got %v", names)
-	}
-}
-
-func TestNotSupportedLoads(t *testing.T) {
-	for _, p := range []Provider{newKwok(Options{}), newExisting(Options{})} {
-		if err := p.LoadImage(context.Background(), "x:dev"); !errors.Is(err, errNotSupported) {
-			t.Errorf("%s: want errNotSupported, got %v", p.Name(), err)
-		}
 	}
 }
 

@@ -58,7 +58,3 @@ func (e *existing) Down(context.Context) error {
 	fmt.Fprintf(e.o.Log, "  CLUSTER=existing: leaving the cluster in %s as it is\n", e.Kubeconfig())
 	return nil
 }
-
-func (e *existing) LoadImage(context.Context, string) error {
-	return fmt.Errorf("existing cluster: loading images is %w; push the image to a registry the cluster pulls from", errNotSupported)
-}

@@ -15,8 +15,6 @@ import (
 
 	kindconfig "sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
-	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 )
 
 // kind creates clusters through kind's Go API (sigs.k8s.io/kind/pkg/cluster),
@@ -167,67 +165,6 @@ func (k *kind) Down(ctx context.Context) error {
 	_ = os.Remove(k.Kubeconfig())
 	removeEmptyDirs(filepath.Dir(k.Kubeconfig()), k.o.WorkDir)
 	return nil
-}
-
-// LoadImage copies a locally built image into every node's containerd, as
-// `kind load docker-image` does, skipping the nodes that already hold it.
-func (k *kind) LoadImage(ctx context.Context, image string) error {
-	if err := k.Preflight(ctx); err != nil {
-		return err
-	}
-	out, err := k.docker(ctx, "image", "inspect", "-f", "{{.Id}}", image)
-	if err != nil {
-		return fmt.Errorf("image %s is not in the local Docker engine (build it first, e.g. make docker-build): %w", image, err)
-	}
-	id := strings.TrimSpace(out)
-	all, err := k.provider().ListInternalNodes(k.o.Name)
-	if err != nil {
-		return fmt.Errorf("listing nodes of kind cluster %q: %w", k.o.Name, err)
-	}
-	todo := nodesWithoutImage(all, image, id, nodeutils.ImageID)
-	if len(todo) == 0 {
-		fmt.Fprintf(k.o.Log, "  image %s is already on every node\n", image)
-		return nil
-	}
-	tmp, err := os.CreateTemp("", "image-*.tar")
-	if err != nil {
-		return err
-	}
-	path := tmp.Name()
-	tmp.Close()
-	defer os.Remove(path)
-	if _, err := k.docker(ctx, "save", "-o", path, image); err != nil {
-		return err
-	}
-	// Opened after the save: `docker save -o` replaces the file, so a handle
-	// opened before would read the empty file it created.
-	tar, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer tar.Close()
-	for _, n := range todo {
-		if _, err := tar.Seek(0, 0); err != nil {
-			return err
-		}
-		fmt.Fprintf(k.o.Log, "  loading image %s into node %s\n", image, n)
-		if err := nodeutils.LoadImageArchive(n, tar); err != nil {
-			return fmt.Errorf("loading image %s into node %s: %w", image, n, err)
-		}
-	}
-	return nil
-}
-
-// nodesWithoutImage returns the nodes on which image does not resolve to the
-// image ID the local engine has: missing, or an older build under the same name.
-func nodesWithoutImage(all []nodes.Node, image, id string, imageID func(nodes.Node, string) (string, error)) []nodes.Node {
-	var todo []nodes.Node
-	for _, n := range all {
-		if got, err := imageID(n, image); err != nil || got != id {
-			todo = append(todo, n)
-		}
-	}
-	return todo
 }
 
 func dockerCLI(ctx context.Context, args ...string) (string, error) {

@@ -190,10 +190,6 @@ func waitForExit(ctx context.Context, pids map[string]int, timeout time.Duration
 	}
 }
 
-func (k *kwok) LoadImage(context.Context, string) error {
-	return fmt.Errorf("kwok: loading images is %w: its nodes are fake and run no containers; run the controller out of the cluster, or use CLUSTER=kind", errNotSupported)
-}
-
 // removeEmptyDirs removes dir and then its parents, up to and including top,
 // while they are empty.
 func removeEmptyDirs(dir, top string) {

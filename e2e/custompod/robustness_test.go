@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/util/retry"
 
 	"example.com/k8s-demo/e2e/harness"
@@ -259,15 +258,14 @@ func leaderElectionRBAC(h *harness.H, impl implementation, sa string) {
 	}
 }
 
-// The defaults of both controller-runtime and crd-demo's --leader-elect flags.
-const (
-	leaseDuration = 15 * time.Second
-	retryPeriod   = 2 * time.Second
-)
+// The lease duration both controller-runtime and crd-demo's --leader-elect
+// default to.
+const leaseDuration = 15 * time.Second
 
 // TestCustomPodLeaderElection runs two replicas of each controller: one holds
 // the Lease and works, the other waits. Killed without a chance to hand the
-// Lease over, the leader is replaced once the Lease expires.
+// Lease over, the leader is replaced once the Lease expires, and the standby
+// writes nothing before it holds the Lease.
 func TestCustomPodLeaderElection(t *testing.T) {
 	outOfClusterOnly(t)
 	for _, impl := range implementations {
@@ -278,51 +276,53 @@ func TestCustomPodLeaderElection(t *testing.T) {
 			kubeconfig := h.KubeconfigAs("controller", install(h, impl))
 			leaderElectionRBAC(h, impl, "controller")
 			le := []string{"--leader-elect", "--leader-election-namespace=" + h.Namespace}
+			// Started alone, replica-1 is the holder the Lease names.
 			first := startBinary(h, impl, "replica-1", kubeconfig, le...)
 			holder := waitForLeaseHolder(h, impl, "")
 			second := startBinary(h, impl, "replica-2", kubeconfig, le...)
 
 			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
-			waitForPods(h, sample, 1)
-			if leading(second) {
-				t.Fatalf("both replicas acquired the Lease:\n%s", second.Tail(20))
-			}
-			if !leading(first) {
-				t.Fatalf("replica-1 holds the Lease (%s) but its log does not say so:\n%s", holder, first.Tail(20))
+			before := waitForPods(h, sample, 1)
+			if l := getLease(h, impl); holderOf(l) != holder {
+				t.Fatalf("the Lease passed from replica-1 (%s) to %s while replica-1 was alive", holder, holderOf(l))
 			}
 
-			// Timed from when Kill returns: in the cluster, Kill first saves
-			// the logs and finds the container, and the leader renews until
-			// crictl has stopped it.
+			// Kill the leader, and at once ask for more pods: the standby
+			// must not make them before it holds the Lease.
 			if err := first.Kill(); err != nil {
 				t.Fatal(err)
 			}
-			killed := time.Now()
-			newHolder := waitForLeaseHolder(h, impl, holder)
-			took := time.Since(killed)
-			// The waiting replica polls the Lease every retry period stretched
-			// by client-go's jitter (up to JitterFactor more): it sees the last
-			// renewal at most one such period late, waits out the lease
-			// duration from then, and acquires at its next poll. Add the
-			// WaitFor poll (250ms) and a little API latency.
-			poll := retryPeriod + time.Duration(leaderelection.JitterFactor*float64(retryPeriod))
-			limit := leaseDuration + 2*poll + time.Second
-			t.Logf("replica-2 (%s) took over %s after replica-1 was killed", newHolder, took.Round(100*time.Millisecond))
-			if took > limit {
-				t.Errorf("takeover took %s, want at most the lease duration %s plus two jittered retry periods and 1s (%s)", took, leaseDuration, limit)
-			}
 			h.Kubectl("scale", "custompod/"+sample, "--replicas=3")
+			newHolder := waitForLeaseHolder(h, impl, holder)
+			acquired := getLease(h, impl).Spec.AcquireTime
+			if acquired == nil {
+				t.Fatalf("the Lease held by %s has no acquireTime", newHolder)
+			}
+			t.Logf("replica-2 (%s) acquired the Lease at %s", newHolder, acquired.Format(time.RFC3339Nano))
 			waitForPods(h, sample, 3)
-			if !leading(second) {
-				t.Errorf("replica-2 did the work but its log does not say it leads:\n%s", second.Tail(20))
+			// The two new pods: created by replica-2 once it held the Lease
+			// (creationTimestamp has whole seconds).
+			for _, p := range ownedPods(h, sample) {
+				if !slices.Contains(before, p.Name) && p.CreationTimestamp.Time.Before(acquired.Truncate(time.Second)) {
+					t.Errorf("pod %s was created at %s, before replica-2 held the Lease (%s)",
+						p.Name, p.CreationTimestamp.Format(time.RFC3339), acquired.Format(time.RFC3339Nano))
+				}
+			}
+			if !second.Running() {
+				t.Errorf("replica-2 exited: %v\n%s", second.ExitErr(), second.Tail(20))
 			}
 		})
 	}
 }
 
-// leading: client-go's leader election logs this line in every implementation.
-func leading(p *harness.Process) bool {
-	return strings.Contains(p.Log(), "Successfully acquired lease")
+// getLease reads the implementation's Lease.
+func getLease(h *harness.H, impl implementation) *coordinationv1.Lease {
+	h.Helper()
+	l, err := h.Env.Client.CoordinationV1().Leases(h.Namespace).Get(h.Ctx, leaseName[impl.name], metav1.GetOptions{})
+	if err != nil {
+		h.Fatal(err)
+	}
+	return l
 }
 
 // waitForLeaseHolder waits until the implementation's Lease is held by

@@ -184,6 +184,14 @@ func (h *H) KubectlIn(dir string, args ...string) string {
 	return out
 }
 
+// EnforceRestricted makes the test's namespace enforce the "restricted" Pod
+// Security Standard: the API server's PodSecurity admission refuses any pod
+// that asks for more (root, privilege escalation, capabilities...).
+func (h *H) EnforceRestricted() {
+	h.Helper()
+	h.Kubectl("label", "namespace", h.Namespace, "pod-security.kubernetes.io/enforce=restricted")
+}
+
 // Track adds objects ("kind/name", in the test's namespace, or "kind" for all
 // of a kind) to what a failure dump shows.
 func (h *H) Track(objs ...string) { h.tracked = append(h.tracked, objs...) }

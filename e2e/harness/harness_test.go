@@ -50,6 +50,21 @@ func TestClusterHasReadyNodesAndRunsPods(t *testing.T) {
 	})
 }
 
+func TestImagesAreLoadedWithKindsOwnCommand(t *testing.T) {
+	t.Setenv("CLUSTER", "kind")
+	t.Setenv("CLUSTER_NAME", "demo")
+	got, err := kindLoad("/repo/bin", "k8s-demo/crd-demo:e2e")
+	if want := "/repo/bin/kind load docker-image k8s-demo/crd-demo:e2e --name demo"; err != nil || strings.Join(got, " ") != want {
+		t.Errorf("want %q, got %q (%v)", want, strings.Join(got, " "), err)
+	}
+	for _, p := range []string{"kwok", "existing"} {
+		t.Setenv("CLUSTER", p)
+		if _, err := kindLoad("/repo/bin", "x:dev"); err == nil || !strings.Contains(err.Error(), "CLUSTER=kind") {
+			t.Errorf("CLUSTER=%s: want an error that says to use CLUSTER=kind, got %v", p, err)
+		}
+	}
+}
+
 func TestKubectlAndServerArePinnedVersion(t *testing.T) {
 	h := New(t)
 	versions, err := cluster.Versions(h.Env.Root)

@@ -81,8 +81,9 @@ type imageBuild struct {
 
 // ImageFor builds the module's image with `make docker-build` (once per test
 // binary; Docker's layer cache makes later builds quick) and loads it into the
-// cluster's nodes with `e2e-cluster load-image`. E2E_DOCKER_BUILD_ARGS are
-// passed as DOCKER_BUILD_ARGS (base images for a build with no registry).
+// cluster's nodes with kind's own `kind load docker-image` (bin/kind).
+// E2E_DOCKER_BUILD_ARGS are passed as DOCKER_BUILD_ARGS (base images for a
+// build with no registry).
 func (h *H) ImageFor(dir string) string {
 	h.Helper()
 	image := "k8s-demo/" + dir + ":e2e"
@@ -90,11 +91,15 @@ func (h *H) ImageFor(dir string) string {
 	b := v.(*imageBuild)
 	b.once.Do(func() {
 		start := time.Now()
+		var load []string
+		if load, b.err = kindLoad(h.Env.BinDir, image); b.err != nil {
+			return
+		}
 		if _, b.err = h.Command(h.Path(dir), "make", "docker-build", "IMG="+image,
 			"DOCKER_BUILD_ARGS="+os.Getenv("E2E_DOCKER_BUILD_ARGS")); b.err != nil {
 			return
 		}
-		if _, b.err = h.Command(h.Path(), filepath.Join(h.Env.BinDir, "e2e-cluster"), "load-image", image); b.err != nil {
+		if _, b.err = h.Command(h.Path(), load[0], load[1:]...); b.err != nil {
 			return
 		}
 		h.Logf("image %s built and loaded in %s", image, time.Since(start).Round(time.Second))
@@ -103,6 +108,19 @@ func (h *H) ImageFor(dir string) string {
 		h.Fatalf("image %s: %v", image, b.err)
 	}
 	return image
+}
+
+// kindLoad is the command that copies a local image into the nodes of the
+// kind cluster the suite runs on (CLUSTER=kind, named CLUSTER_NAME): kind's
+// own, as a reader types it. Only kind's nodes run containers from images
+// made here: kwok's run none, and an existing cluster pulls from registries.
+func kindLoad(binDir, image string) ([]string, error) {
+	if p := envOr("CLUSTER", "kwok"); p != "kind" {
+		return nil, fmt.Errorf("controllers run in the cluster (E2E_MANAGERS=in-cluster) only on kind, whose nodes "+
+			"`kind load docker-image` copies the image into; this suite runs on CLUSTER=%q: "+
+			"use CLUSTER=kind, or E2E_MANAGERS=out-of-cluster", p)
+	}
+	return []string{filepath.Join(binDir, "kind"), "load", "docker-image", image, "--name", os.Getenv("CLUSTER_NAME")}, nil
 }
 
 // registry is the local registry, started once per test binary if it was

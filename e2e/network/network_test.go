@@ -22,9 +22,11 @@ func TestMain(m *testing.M) { harness.Main(m) }
 
 // backendNetwork is a network as the backend's Neutron-like API returns it.
 type backendNetwork struct {
-	Name      string `json:"name"`
-	CIDR      string `json:"cidr"`
-	GatewayIP string `json:"gateway_ip"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	CIDR        string `json:"cidr"`
+	GatewayIP   string `json:"gateway_ip"`
+	Description string `json:"description"`
 }
 
 // backendNetworks asks the backend, as an operator would, what it holds.
@@ -88,6 +90,12 @@ func TestNetworkWalkthrough(t *testing.T) {
 			t.Errorf("kubectl get network lacks %q:\n%s", want, out)
 		}
 	}
+	// The backend network carries the Network's UID, and the status its ID.
+	ids := strings.Fields(h.Kubectl("get", "network", "example-network", "-o", "jsonpath={.metadata.uid} {.status.networkID}"))
+	if nets, err := backendNetworks(h.Ctx, backendURL); err != nil || len(ids) != 2 || len(nets) != 1 ||
+		nets[0].Description != ids[0] || nets[0].ID != ids[1] {
+		t.Errorf("backend networks %+v (%v); want one, its description the Network's UID and its ID status.networkID: uid, networkID = %q", nets, err, ids)
+	}
 	out = h.KubectlIn(dir, "describe", "network", "example-network")
 	for _, want := range []string{"Cidr:", "192.168.0.0/16", "Events:", "Normal"} {
 		if !strings.Contains(out, want) {
@@ -136,7 +144,8 @@ func waitForBackend(h *harness.H, url, cidr, gateway string) {
 			if err != nil {
 				return false, "", err
 			}
-			want := backendNetwork{Name: h.Namespace + "/example-network", CIDR: cidr, GatewayIP: gateway}
-			return len(nets) == 1 && nets[0] == want, fmt.Sprintf("%+v", nets), nil
+			name := h.Namespace + "/example-network"
+			return len(nets) == 1 && nets[0].Name == name && nets[0].CIDR == cidr && nets[0].GatewayIP == gateway,
+				fmt.Sprintf("%+v", nets), nil
 		})
 }

@@ -175,9 +175,12 @@ func readyCondition(conds []metav1.Condition) (status, reason string) {
 	return "", ""
 }
 
+// TestPodSet runs in a namespace that enforces the "restricted" Pod Security
+// Standard, as TestVpc does: the pods the controllers make must be admitted.
 func TestPodSet(t *testing.T) {
 	h := harness.New(t)
 	h.Track("podset/podset-sample")
+	h.EnforceRestricted()
 	mgr := startManager(h)
 	h.KubectlIn(h.Path("operator-demo"), "apply", "-f", "config/samples/apps_v1alpha1_podset.yaml")
 
@@ -186,8 +189,10 @@ func TestPodSet(t *testing.T) {
 		h.WaitFor(fmt.Sprintf("podset-sample to run %d pods, listed in status.nodes", n), 2*time.Minute, func(ctx context.Context) (bool, string, error) {
 			var ps struct {
 				Status struct {
-					Nodes      []string           `json:"nodes"`
-					Conditions []metav1.Condition `json:"conditions"`
+					Replicas      int32              `json:"replicas"`
+					ReadyReplicas int32              `json:"readyReplicas"`
+					Nodes         []string           `json:"nodes"`
+					Conditions    []metav1.Condition `json:"conditions"`
 				} `json:"status"`
 			}
 			if err := get(ctx, h, "/apis/apps.mock.com/v1alpha1/namespaces/"+h.Namespace+"/podsets/podset-sample", &ps); err != nil {
@@ -198,8 +203,10 @@ func TestPodSet(t *testing.T) {
 				return false, "", err
 			}
 			ready, _ := readyCondition(ps.Status.Conditions)
-			return len(names) == n && slices.Equal(ps.Status.Nodes, names) && ready == "True",
-				fmt.Sprintf("running %v; status.nodes %v; Ready=%s", names, ps.Status.Nodes, ready), nil
+			return len(names) == n && slices.Equal(ps.Status.Nodes, names) && ready == "True" &&
+					int(ps.Status.Replicas) == n && int(ps.Status.ReadyReplicas) == n,
+				fmt.Sprintf("running %v; status.nodes %v replicas %d readyReplicas %d; Ready=%s",
+					names, ps.Status.Nodes, ps.Status.Replicas, ps.Status.ReadyReplicas, ready), nil
 		})
 	}
 	waitForSize(3)
@@ -207,15 +214,46 @@ func TestPodSet(t *testing.T) {
 	waitForSize(5)
 	h.Kubectl("patch", "podset", "podset-sample", "--type=merge", "-p", `{"spec":{"size":2}}`)
 	waitForSize(2)
-	if out := h.Kubectl("get", "podset"); !strings.Contains(out, "podset-sample") {
-		t.Errorf("kubectl get podset:\n%s", out)
+	if out := h.Kubectl("get", "podset"); !regexp.MustCompile(`DESIRED +CURRENT +READY +AGE\n+podset-sample +2 +2 +2 `).MatchString(out) {
+		t.Errorf("kubectl get podset does not show DESIRED, CURRENT and READY 2:\n%s", out)
 	}
+	expectManaged(h, "podset-controller", "apps.mock.com/podset=podset-sample",
+		"/apis/apps.mock.com/v1alpha1/namespaces/"+h.Namespace+"/podsets/podset-sample")
 	expectNoForbidden(h, mgr)
+}
+
+// expectManaged fails the test unless the controller's writes carry its
+// field manager's name: the pods with a label (created) and the object's
+// status (patched).
+func expectManaged(h *harness.H, manager, selector, path string) {
+	h.Helper()
+	list, err := h.Env.Client.CoreV1().Pods(h.Namespace).List(h.Ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		h.Fatal(err)
+	}
+	var obj metav1.PartialObjectMetadata
+	if err := get(h.Ctx, h, path, &obj); err != nil {
+		h.Fatal(err)
+	}
+	check := func(what string, entries []metav1.ManagedFieldsEntry, subresource string) {
+		var seen []string
+		for _, m := range entries {
+			seen = append(seen, m.Manager+" "+m.Subresource)
+		}
+		if !slices.Contains(seen, manager+" "+subresource) {
+			h.Errorf("%s: no managedFields entry of %s for subresource %q; entries: %q", what, manager, subresource, seen)
+		}
+	}
+	for _, p := range list.Items {
+		check("pod "+p.Name, p.ManagedFields, "")
+	}
+	check(path, obj.ManagedFields, "status")
 }
 
 func TestVpc(t *testing.T) {
 	h := harness.New(t)
 	h.Track("vpc/vpc-sample")
+	h.EnforceRestricted()
 	mgr := startManager(h)
 	h.KubectlIn(h.Path("operator-demo"), "apply", "-f", "config/samples/network_v1_vpc.yaml")
 
@@ -264,6 +302,8 @@ func TestVpc(t *testing.T) {
 
 	h.Kubectl("patch", "vpc", "vpc-sample", "--type=merge", "-p", `{"spec":{"subnetnum":2}}`)
 	waitForSubnets("10.0.0.0/17", "10.0.128.0/17")
+	expectManaged(h, "vpc-controller", "network.mock.com/vpc=vpc-sample",
+		"/apis/network.mock.com/v1/namespaces/"+h.Namespace+"/vpcs/vpc-sample")
 
 	// Three equal subnets cannot be carved: refused, with a reason and an event.
 	h.Kubectl("patch", "vpc", "vpc-sample", "--type=merge", "-p", `{"spec":{"subnetnum":3}}`)

@@ -25,11 +25,15 @@ import (
 	// to ensure that exec-entrypoint and run can make use of them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -67,6 +71,7 @@ func main() {
 	var metricsAddr string
 	var metricsCertPath, metricsCertName, metricsCertKey string
 	var webhookCertPath, webhookCertName, webhookCertKey string
+	var webhookPort int
 	var enableLeaderElection bool
 	var leaderElectionNamespace string
 	var kubeAPIQPS float64
@@ -87,6 +92,7 @@ func main() {
 	flag.StringVar(&webhookCertPath, "webhook-cert-path", "", "The directory that contains the webhook certificate.")
 	flag.StringVar(&webhookCertName, "webhook-cert-name", "tls.crt", "The name of the webhook certificate file.")
 	flag.StringVar(&webhookCertKey, "webhook-cert-key", "tls.key", "The name of the webhook key file.")
+	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port the webhook server listens on. Defaults to 9443.")
 	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
 		"The directory that contains the metrics server certificate.")
 	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt", "The name of the metrics server certificate file.")
@@ -121,7 +127,7 @@ func main() {
 	// - https://github.com/advisories/GHSA-qppj-fm5r-hxr3
 	// - https://github.com/advisories/GHSA-4374-p667-p6c8
 	disableHTTP2 := func(c *tls.Config) {
-		setupLog.Info("disabling http/2")
+		setupLog.Info("Disabling HTTP/2")
 		c.NextProtos = []string{"http/1.1"}
 	}
 
@@ -133,6 +139,7 @@ func main() {
 	webhookTLSOpts := tlsOpts
 	webhookServerOptions := webhook.Options{
 		TLSOpts: webhookTLSOpts,
+		Port:    webhookPort,
 	}
 
 	if len(webhookCertPath) > 0 {
@@ -181,8 +188,19 @@ func main() {
 		metricsServerOptions.KeyName = metricsCertKey
 	}
 
-	// An empty DefaultNamespaces caches (and so watches) every namespace.
-	cacheOptions := cache.Options{}
+	// The manager caches (and so watches) only the pods its controllers
+	// make, by their label: caching every pod of a cluster would cost
+	// memory for pods they never read. An empty DefaultNamespaces caches
+	// every namespace.
+	managed, err := labels.NewRequirement(zhhnzwcontroller.ManagedByLabel, selection.In,
+		[]string{zhhnzwcontroller.ManagedBy, appscontroller.ManagedBy, networkcontroller.ManagedBy})
+	if err != nil {
+		setupLog.Error(err, "Failed to build the pods' label selector")
+		os.Exit(1)
+	}
+	cacheOptions := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}: {Label: labels.NewSelector().Add(*managed)},
+	}}
 	if watchNamespace != "" {
 		setupLog.Info("Restricting the manager to one namespace", "namespace", watchNamespace)
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{watchNamespace: {}}
@@ -217,7 +235,7 @@ func main() {
 		// LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
-		setupLog.Error(err, "unable to start manager")
+		setupLog.Error(err, "Failed to start manager")
 		os.Exit(1)
 	}
 
@@ -227,7 +245,7 @@ func main() {
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("custompod-controller"),
 	}).SetupWithManager(mgr); err != nil {
-		setupLog.Error(err, "unable to create controller", "controller", "CustomPod")
+		setupLog.Error(err, "Failed to create controller", "controller", "custompod")
 		os.Exit(1)
 	}
 	if err := (&appscontroller.PodSetReconciler{
@@ -236,7 +254,7 @@ func main() {
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("podset-controller"),
 	}).SetupWithManager(mgr); err != nil {
-		setupLog.Error(err, "unable to create controller", "controller", "PodSet")
+		setupLog.Error(err, "Failed to create controller", "controller", "apps-podset")
 		os.Exit(1)
 	}
 	if err := (&networkcontroller.VpcReconciler{
@@ -245,31 +263,42 @@ func main() {
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("vpc-controller"),
 	}).SetupWithManager(mgr); err != nil {
-		setupLog.Error(err, "unable to create controller", "controller", "Vpc")
+		setupLog.Error(err, "Failed to create controller", "controller", "network-vpc")
+		os.Exit(1)
+	}
+	// A PodBuggerTool debugs anyone's pods: a cache of its own holds their
+	// metadata only, which is all it watches.
+	podMetadata, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), DefaultNamespaces: cacheOptions.DefaultNamespaces,
+	})
+	if err != nil {
+		setupLog.Error(err, "Failed to create the cache of pods' metadata")
 		os.Exit(1)
 	}
 	if err := (&debugcontroller.PodBuggerToolReconciler{
-		Client:   mgr.GetClient(),
-		Scheme:   mgr.GetScheme(),
-		Recorder: mgr.GetEventRecorder("podbuggertool-controller"),
+		Client:      mgr.GetClient(),
+		Scheme:      mgr.GetScheme(),
+		PodMetadata: podMetadata,
+		APIReader:   mgr.GetAPIReader(),
+		Recorder:    mgr.GetEventRecorder("podbuggertool-controller"),
 	}).SetupWithManager(mgr); err != nil {
-		setupLog.Error(err, "unable to create controller", "controller", "PodBuggerTool")
+		setupLog.Error(err, "Failed to create controller", "controller", "debug-podbuggertool")
 		os.Exit(1)
 	}
 	// +kubebuilder:scaffold:builder
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		setupLog.Error(err, "unable to set up health check")
+		setupLog.Error(err, "Failed to set up health check")
 		os.Exit(1)
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		setupLog.Error(err, "unable to set up ready check")
+		setupLog.Error(err, "Failed to set up ready check")
 		os.Exit(1)
 	}
 
-	setupLog.Info("starting manager")
+	setupLog.Info("Starting manager")
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		setupLog.Error(err, "problem running manager")
+		setupLog.Error(err, "Failed to run manager")
 		os.Exit(1)
 	}
 }

@@ -21,10 +21,10 @@ custompod_walkthrough() {
   stop "controller-$ns"
 }
 
-# custompod_wait NAMESPACE N: until N pods Running and the status says N.
+# custompod_wait NAMESPACE N: until N pods Running and the status says N, all ready.
 custompod_wait() {
-  wait_for "$2 pods Running and status.replicas=$2" 60 bash -c "
-    [ \"\$(kubectl get -n $1 custompod custompod-sample -o jsonpath={.status.replicas})\" = $2 ] &&
+  wait_for "$2 pods Running and status.replicas=status.readyReplicas=$2" 60 bash -c "
+    [ \"\$(kubectl get -n $1 custompod custompod-sample -o jsonpath={.status.replicas}/{.status.readyReplicas})\" = $2/$2 ] &&
     [ \"\$(kubectl get -n $1 pods -l zhhnzw.mock.com/custompod=custompod-sample --field-selector=status.phase=Running -o name | wc -l)\" -eq $2 ] &&
     kubectl get -n $1 pods -l zhhnzw.mock.com/custompod=custompod-sample"
 }

@@ -12,9 +12,10 @@ background manager-podset-vpc bin/manager --health-probe-bind-address=0 --namesp
 say "A PodSet of 3 busybox pods, scaled to 5 and back to 2; status.nodes lists them."
 run "the PodSet to be created" kubectl apply -n demo-operator-sdk -f config/samples/apps_v1alpha1_podset.yaml
 podset_wait() {
-  wait_for "$1 PodSet pods Running" 60 bash -c "
+  wait_for "$1 PodSet pods Running, all ready" 60 bash -c "
     [ \"\$(kubectl get -n demo-operator-sdk pods -l apps.mock.com/podset=podset-sample --field-selector=status.phase=Running -o name | wc -l)\" -eq $1 ] &&
     [ \"\$(kubectl get -n demo-operator-sdk podset podset-sample -o jsonpath='{.status.nodes[*]}' | wc -w)\" -eq $1 ] &&
+    [ \"\$(kubectl get -n demo-operator-sdk podset podset-sample -o jsonpath='{.status.readyReplicas}')\" = $1 ] &&
     kubectl get -n demo-operator-sdk podset podset-sample -o jsonpath='{.status.nodes}{\"\\n\"}'"
 }
 podset_wait 3

@@ -26,6 +26,10 @@ type Network struct {
 	CIDR string `json:"cidr"`
 	// GatewayIP is an address inside CIDR.
 	GatewayIP string `json:"gateway_ip"`
+	// Description is free text, as in Neutron, where nothing else marks who
+	// made a network. The Network controller writes the UID of its Network
+	// here, and never changes or deletes a network that does not carry it.
+	Description string `json:"description,omitempty"`
 }
 
 // The errors every Client returns, whatever the transport; test with errors.Is.

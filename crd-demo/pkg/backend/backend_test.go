@@ -33,12 +33,12 @@ func TestHTTPRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	c := newServer(t, NewMemoryStore())
 
-	created, err := c.Create(ctx, Network{Name: "default/example-network", CIDR: "192.168.0.0/16", GatewayIP: "192.168.0.1"})
+	created, err := c.Create(ctx, Network{Name: "default/example-network", CIDR: "192.168.0.0/16", GatewayIP: "192.168.0.1", Description: "owner-uid"})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	if created.ID == "" {
-		t.Fatal("Create returned no ID")
+	if created.ID == "" || created.Description != "owner-uid" {
+		t.Fatalf("Create returned %+v; want a new ID and the description sent", created)
 	}
 	if _, err := c.Create(ctx, Network{Name: "default/other", CIDR: "10.0.0.0/8", GatewayIP: "10.0.0.1"}); err != nil {
 		t.Fatalf("Create: %v", err)
@@ -141,8 +141,8 @@ func TestHTTPWireFormat(t *testing.T) {
 	if code, body := do("GET", "/v2.0/networks", ""); code != 200 || strings.TrimSpace(body) != `{"networks":[]}` {
 		t.Fatalf("empty list: %d %s", code, body)
 	}
-	code, body := do("POST", "/v2.0/networks", `{"network": {"name": "ns/a", "cidr": "10.0.0.0/8", "gateway_ip": "10.0.0.1"}}`)
-	if code != 201 || !strings.Contains(body, `"gateway_ip":"10.0.0.1"`) {
+	code, body := do("POST", "/v2.0/networks", `{"network": {"name": "ns/a", "cidr": "10.0.0.0/8", "gateway_ip": "10.0.0.1", "description": "owner-uid"}}`)
+	if code != 201 || !strings.Contains(body, `"gateway_ip":"10.0.0.1"`) || !strings.Contains(body, `"description":"owner-uid"`) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	id := body[strings.Index(body, `"id":"`)+6:]
@@ -150,7 +150,8 @@ func TestHTTPWireFormat(t *testing.T) {
 
 	// PUT changes only the fields it is given.
 	if code, body := do("PUT", "/v2.0/networks/"+id, `{"network": {"gateway_ip": "10.0.0.254"}}`); code != 200 ||
-		!strings.Contains(body, `"gateway_ip":"10.0.0.254"`) || !strings.Contains(body, `"cidr":"10.0.0.0/8"`) {
+		!strings.Contains(body, `"gateway_ip":"10.0.0.254"`) || !strings.Contains(body, `"cidr":"10.0.0.0/8"`) ||
+		!strings.Contains(body, `"description":"owner-uid"`) {
 		t.Fatalf("partial update: %d %s", code, body)
 	}
 	if code, body := do("POST", "/v2.0/networks", `{"network": {"name": "ns/b", "cidr": "10.0.0.0/8", "gateway_ip": "10.0.0.1", "mtu": 1500}}`); code != 400 ||

@@ -31,7 +31,7 @@ type errorBody struct {
 // NewHandler serves store over HTTP:
 //
 //	GET    /v2.0/networks[?name=NAME]  200 {"networks": [...]}
-//	POST   /v2.0/networks              201 {"network": {...}}    body {"network": {name, cidr, gateway_ip}}
+//	POST   /v2.0/networks              201 {"network": {...}}    body {"network": {name, cidr, gateway_ip, description}}
 //	GET    /v2.0/networks/{id}         200 {"network": {...}}
 //	PUT    /v2.0/networks/{id}         200 {"network": {...}}    body {"network": {fields to change}}
 //	DELETE /v2.0/networks/{id}         204

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
 	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
@@ -39,6 +40,15 @@ import (
 )
 
 const controllerAgentName = "custompod-controller"
+
+// fieldManager names this controller in the managedFields of what it writes
+// (`kubectl get -o yaml --show-managed-fields`), rather than the binary's name
+// the API server would take from the user agent.
+const fieldManager = controllerAgentName
+
+// The image of the pods: a tag, not :latest, which the kubelet pulls on every
+// start; IfNotPresent then runs the copy a node already has.
+const podImage = "busybox:1.36"
 
 // The labels on every pod the controller creates.
 const (
@@ -57,8 +67,11 @@ const (
 	ReasonSuccessfulDelete = "SuccessfulDelete"
 	ReasonFailedCreate     = "FailedCreate"
 	ReasonFailedDelete     = "FailedDelete"
-	// ReasonScaled: spec.replicas pods exist (Ready=True).
-	ReasonScaled = "Scaled"
+	// ReasonPodsReady: spec.replicas pods exist and are ready (Ready=True).
+	ReasonPodsReady = "PodsReady"
+	// ReasonPodsNotReady: fewer pods are ready than spec.replicas asks, while
+	// they start (Ready=False).
+	ReasonPodsNotReady = "PodsNotReady"
 	// ReasonScaleFailed: creating or deleting a pod failed (Ready=False).
 	ReasonScaleFailed = "ScaleFailed"
 )
@@ -263,7 +276,7 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 	if diff := int(desired) - len(pods); diff > 0 {
 		logger.V(2).Info("Scaling up", "pods", len(pods), "replicas", desired)
 		for range diff {
-			pod, err := c.kubeclientset.CoreV1().Pods(cp.Namespace).Create(ctx, newPod(cp), metav1.CreateOptions{})
+			pod, err := c.kubeclientset.CoreV1().Pods(cp.Namespace).Create(ctx, newPod(cp), metav1.CreateOptions{FieldManager: fieldManager})
 			if err != nil {
 				c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
 				scaleErr = fmt.Errorf("creating pod: %w", err)
@@ -285,13 +298,18 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 		deleted := 0
 		for _, pod := range pods[:-diff] {
 			err := c.kubeclientset.CoreV1().Pods(cp.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
+			if apierrors.IsNotFound(err) {
+				// Someone else deleted it: gone, as wanted, but not by this
+				// controller, so no "Deleted pod" log line or event.
+				logger.V(2).Info("Pod already gone", "pod", klog.KObj(pod))
+			} else if err != nil {
 				c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting pod %s: %v", pod.Name, err)
 				scaleErr = fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 				break
+			} else {
+				logger.Info("Deleted pod", "pod", klog.KObj(pod))
+				c.recorder.Eventf(cp, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", pod.Name)
 			}
-			logger.Info("Deleted pod", "pod", klog.KObj(pod))
-			c.recorder.Eventf(cp, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", pod.Name)
 			deleted++
 		}
 		pods = pods[deleted:]
@@ -304,28 +322,36 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 	return scaleErr
 }
 
-// updateStatus writes replicas, podNames and the Ready condition, but only if
-// they changed.
+// updateStatus writes replicas, readyReplicas, podNames and the Ready
+// condition, but only if they changed.
 func (c *Controller) updateStatus(ctx context.Context, cp *zhhnzwv1.CustomPod, pods []*corev1.Pod, desired int32, scaleErr error) error {
 	var names []string // nil when empty, like the status the API server returns
+	ready := int32(0)
 	for _, pod := range pods {
 		names = append(names, pod.Name)
+		if isReady(pod) {
+			ready++
+		}
 	}
 	slices.Sort(names)
 
 	newStatus := cp.Status.DeepCopy()
 	newStatus.Replicas = int32(len(names))
+	newStatus.ReadyReplicas = ready
 	newStatus.PodNames = names
 	cond := metav1.Condition{
 		Type:               zhhnzwv1.ConditionReady,
 		Status:             metav1.ConditionTrue,
-		Reason:             ReasonScaled,
-		Message:            fmt.Sprintf("%d of %d pods", len(names), desired),
+		Reason:             ReasonPodsReady,
+		Message:            fmt.Sprintf("%d of %d pods ready", ready, desired),
 		ObservedGeneration: cp.Generation,
 		LastTransitionTime: metav1.NewTime(c.clock.Now()),
 	}
-	if scaleErr != nil {
+	switch {
+	case scaleErr != nil:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonScaleFailed, scaleErr.Error()
+	case ready != desired:
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonPodsNotReady
 	}
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
 	if equality.Semantic.DeepEqual(cp.Status, *newStatus) {
@@ -334,10 +360,10 @@ func (c *Controller) updateStatus(ctx context.Context, cp *zhhnzwv1.CustomPod, p
 
 	cpCopy := cp.DeepCopy()
 	cpCopy.Status = *newStatus
-	if _, err := c.customclientset.ZhhnzwV1().CustomPods(cp.Namespace).UpdateStatus(ctx, cpCopy, metav1.UpdateOptions{}); err != nil {
+	if _, err := c.customclientset.ZhhnzwV1().CustomPods(cp.Namespace).UpdateStatus(ctx, cpCopy, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
-	klog.FromContext(ctx).V(4).Info("Updated status", "replicas", newStatus.Replicas)
+	klog.FromContext(ctx).V(4).Info("Updated status", "replicas", newStatus.Replicas, "readyReplicas", newStatus.ReadyReplicas)
 	return nil
 }
 
@@ -345,6 +371,18 @@ func (c *Controller) updateStatus(ctx context.Context, cp *zhhnzwv1.CustomPod, p
 func isActive(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil &&
 		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+}
+
+// isReady says whether a pod's Ready condition is True: the kubelet sets it
+// once every container runs and passes its readiness probe. A ReplicaSet's
+// readyReplicas counts the same.
+func isReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // newPod returns a busybox pod for cp. The owner reference with
@@ -364,10 +402,24 @@ func newPod(cp *zhhnzwv1.CustomPod) *corev1.Pod {
 			},
 		},
 		Spec: corev1.PodSpec{
+			// What the "restricted" Pod Security Standard asks, so that a
+			// namespace that enforces it admits the pods.
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: ptr.To(true),
+				// busybox's image runs as root, and the kubelet refuses to
+				// start it with runAsNonRoot unless a user is named: nobody.
+				RunAsUser:      ptr.To[int64](65534),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
 			Containers: []corev1.Container{{
-				Name:    "busybox",
-				Image:   "busybox",
-				Command: []string{"sleep", "3600"},
+				Name:            "busybox",
+				Image:           podImage,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         []string{"sleep", "3600"},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
 			}},
 		},
 	}

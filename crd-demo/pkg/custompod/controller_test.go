@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -69,9 +70,7 @@ func (f *fixture) newController(ctx context.Context) (*Controller, kubeinformers
 	for _, pod := range append(f.pods, f.newPods...) {
 		kubeobjects = append(kubeobjects, pod)
 	}
-	// NewSimpleClientset for our types: NewClientset would need an OpenAPI
-	// schema of them (kubernetes/kubernetes#126850).
-	f.client = fake.NewSimpleClientset(objects...)
+	f.client = fake.NewClientset(objects...)
 	f.kubeclient = k8sfake.NewClientset(kubeobjects...)
 	// The fake API server does not implement generateName: name the pods
 	// test-1, test-2, ... as they are created.
@@ -161,12 +160,20 @@ func checkAction(t *testing.T, expected, actual core.Action) {
 	}
 	switch e := expected.(type) {
 	case core.CreateActionImpl:
-		if diff := cmp.Diff(e.GetObject(), actual.(core.CreateAction).GetObject()); diff != "" {
+		a := actual.(core.CreateActionImpl)
+		if diff := cmp.Diff(e.GetObject(), a.GetObject()); diff != "" {
 			t.Errorf("create %s: object differs (-want +got):\n%s", actual.GetResource().Resource, diff)
 		}
+		if diff := cmp.Diff(e.GetCreateOptions(), a.GetCreateOptions()); diff != "" {
+			t.Errorf("create %s: options differ (-want +got):\n%s", actual.GetResource().Resource, diff)
+		}
 	case core.UpdateActionImpl:
-		if diff := cmp.Diff(e.GetObject(), actual.(core.UpdateAction).GetObject()); diff != "" {
+		a := actual.(core.UpdateActionImpl)
+		if diff := cmp.Diff(e.GetObject(), a.GetObject()); diff != "" {
 			t.Errorf("update %s/%s: object differs (-want +got):\n%s", actual.GetResource().Resource, actual.GetSubresource(), diff)
+		}
+		if diff := cmp.Diff(e.GetUpdateOptions(), a.GetUpdateOptions()); diff != "" {
+			t.Errorf("update %s/%s: options differ (-want +got):\n%s", actual.GetResource().Resource, actual.GetSubresource(), diff)
 		}
 	case core.DeleteActionImpl:
 		if got := actual.(core.DeleteAction).GetName(); got != e.GetName() {
@@ -192,19 +199,23 @@ func newCustomPod(name string, replicas *int32) *zhhnzwv1.CustomPod {
 	}
 }
 
-// ownedPod returns a pod of cp, created age ago, as the API server stores it.
+// ownedPod returns a pod of cp, created age ago, as the API server stores it:
+// running, and ready.
 func ownedPod(cp *zhhnzwv1.CustomPod, name string, age time.Duration) *corev1.Pod {
 	pod := newPod(cp)
 	pod.Name = name
 	pod.CreationTimestamp = metav1.NewTime(now.Add(-age))
 	pod.Status.Phase = corev1.PodRunning
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	return pod
 }
 
-// withStatus returns a copy of cp with the status the controller writes.
-func withStatus(cp *zhhnzwv1.CustomPod, ready metav1.ConditionStatus, reason, message string, podNames ...string) *zhhnzwv1.CustomPod {
+// withStatus returns a copy of cp with the status the controller writes:
+// podNames, readyReplicas of them ready, and the Ready condition.
+func withStatus(cp *zhhnzwv1.CustomPod, readyReplicas int32, ready metav1.ConditionStatus, reason, message string, podNames ...string) *zhhnzwv1.CustomPod {
 	cp = cp.DeepCopy()
 	cp.Status.Replicas = int32(len(podNames))
+	cp.Status.ReadyReplicas = readyReplicas
 	cp.Status.PodNames = podNames
 	cp.Status.Conditions = []metav1.Condition{{
 		Type: zhhnzwv1.ConditionReady, Status: ready, Reason: reason, Message: message,
@@ -220,7 +231,7 @@ func (f *fixture) expectListPods(cp *zhhnzwv1.CustomPod) {
 
 func (f *fixture) expectCreatePod(cp *zhhnzwv1.CustomPod, name string) {
 	// The pod as sent: no name, the API server (here, the reactor) picks it.
-	f.kubeactions = append(f.kubeactions, core.NewCreateAction(podsGVR, cp.Namespace, newPod(cp)))
+	f.kubeactions = append(f.kubeactions, core.NewCreateActionWithOptions(podsGVR, cp.Namespace, newPod(cp), metav1.CreateOptions{FieldManager: "custompod-controller"}))
 	f.events = append(f.events, "Normal SuccessfulCreate Created pod: "+name)
 }
 
@@ -230,7 +241,7 @@ func (f *fixture) expectDeletePod(cp *zhhnzwv1.CustomPod, name string) {
 }
 
 func (f *fixture) expectUpdateStatus(cp *zhhnzwv1.CustomPod) {
-	f.actions = append(f.actions, core.NewUpdateSubresourceAction(cpGVR, "status", cp.Namespace, cp))
+	f.actions = append(f.actions, core.NewUpdateSubresourceActionWithOptions(cpGVR, "status", cp.Namespace, cp, metav1.UpdateOptions{FieldManager: "custompod-controller"}))
 }
 
 func TestPodShape(t *testing.T) {
@@ -246,7 +257,20 @@ func TestPodShape(t *testing.T) {
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 			}},
 		},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "busybox", Image: "busybox", Command: []string{"sleep", "3600"}}}},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				RunAsUser:      ptr.To[int64](65534),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name: "busybox", Image: "busybox:1.36", ImagePullPolicy: corev1.PullIfNotPresent, Command: []string{"sleep", "3600"},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
 	}
 	if diff := cmp.Diff(want, pod); diff != "" {
 		t.Errorf("newPod (-want +got):\n%s", diff)
@@ -263,7 +287,8 @@ func TestScaleUpCreatesPods(t *testing.T) {
 	f.expectCreatePod(cp, "test-1")
 	f.expectCreatePod(cp, "test-2")
 	f.expectCreatePod(cp, "test-3")
-	f.expectUpdateStatus(withStatus(cp, metav1.ConditionTrue, ReasonScaled, "3 of 3 pods", "test-1", "test-2", "test-3"))
+	// New pods are not ready yet: the kubelet has not started them.
+	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 3 pods ready", "test-1", "test-2", "test-3"))
 	f.run(ctx, cp, false)
 }
 
@@ -275,14 +300,14 @@ func TestDefaultReplicasIsOne(t *testing.T) {
 
 	f.expectListPods(cp)
 	f.expectCreatePod(cp, "test-1")
-	f.expectUpdateStatus(withStatus(cp, metav1.ConditionTrue, ReasonScaled, "1 of 1 pods", "test-1"))
+	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 1 pods ready", "test-1"))
 	f.run(ctx, cp, false)
 }
 
 func TestScaleDownDeletesNewestPods(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	cp := withStatus(newCustomPod("test", ptr.To[int32](1)), metav1.ConditionTrue, ReasonScaled, "3 of 3 pods", "test-a", "test-b", "test-c")
+	cp := withStatus(newCustomPod("test", ptr.To[int32](1)), 3, metav1.ConditionTrue, ReasonPodsReady, "3 of 3 pods ready", "test-a", "test-b", "test-c")
 	cp.Generation = 2
 	f.customPods = append(f.customPods, cp)
 	f.pods = append(f.pods,
@@ -294,7 +319,7 @@ func TestScaleDownDeletesNewestPods(t *testing.T) {
 	f.expectListPods(cp)
 	f.expectDeletePod(cp, "test-c")
 	f.expectDeletePod(cp, "test-a")
-	f.expectUpdateStatus(withStatus(cp, metav1.ConditionTrue, ReasonScaled, "1 of 1 pods", "test-b"))
+	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionTrue, ReasonPodsReady, "1 of 1 pods ready", "test-b"))
 	f.run(ctx, cp, false)
 }
 
@@ -307,7 +332,7 @@ func TestScaleToZero(t *testing.T) {
 
 	f.expectListPods(cp)
 	f.expectDeletePod(cp, "test-a")
-	f.expectUpdateStatus(withStatus(cp, metav1.ConditionTrue, ReasonScaled, "0 of 0 pods"))
+	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionTrue, ReasonPodsReady, "0 of 0 pods ready"))
 	f.run(ctx, cp, false)
 }
 
@@ -330,7 +355,7 @@ func TestPodsThatDoNotCountAreReplaced(t *testing.T) {
 
 	f.expectListPods(cp)
 	f.expectCreatePod(cp, "test-1")
-	f.expectUpdateStatus(withStatus(cp, metav1.ConditionTrue, ReasonScaled, "2 of 2 pods", "test-1", "test-a"))
+	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 2 pods ready", "test-1", "test-a"))
 	f.run(ctx, cp, false)
 }
 
@@ -340,7 +365,7 @@ func TestPodsThatDoNotCountAreReplaced(t *testing.T) {
 func TestCountsPodsTheCacheHasNotSeenYet(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	cp := withStatus(newCustomPod("test", ptr.To[int32](2)), metav1.ConditionTrue, ReasonScaled, "2 of 2 pods", "test-a", "test-b")
+	cp := withStatus(newCustomPod("test", ptr.To[int32](2)), 2, metav1.ConditionTrue, ReasonPodsReady, "2 of 2 pods ready", "test-a", "test-b")
 	f.customPods = append(f.customPods, cp)
 	f.newPods = append(f.newPods, ownedPod(cp, "test-a", time.Second), ownedPod(cp, "test-b", time.Second))
 
@@ -351,12 +376,65 @@ func TestCountsPodsTheCacheHasNotSeenYet(t *testing.T) {
 func TestStatusIsWrittenOnlyWhenItChanges(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	cp := withStatus(newCustomPod("test", ptr.To[int32](2)), metav1.ConditionTrue, ReasonScaled, "2 of 2 pods", "test-a", "test-b")
+	cp := withStatus(newCustomPod("test", ptr.To[int32](2)), 2, metav1.ConditionTrue, ReasonPodsReady, "2 of 2 pods ready", "test-a", "test-b")
 	f.customPods = append(f.customPods, cp)
 	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute), ownedPod(cp, "test-b", time.Minute))
 
 	f.expectListPods(cp) // and nothing else
 	f.run(ctx, cp, false)
+}
+
+// TestReadyReplicasCountsReadyPods: status.replicas counts the pods that
+// exist, readyReplicas those whose Ready condition is True, and the CustomPod
+// is Ready only when every pod it asks for is.
+func TestReadyReplicasCountsReadyPods(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	cp := withStatus(newCustomPod("test", ptr.To[int32](3)), 3, metav1.ConditionTrue, ReasonPodsReady, "3 of 3 pods ready", "test-a", "test-b", "test-c")
+	f.customPods = append(f.customPods, cp)
+	notReady := ownedPod(cp, "test-b", time.Minute) // a readiness probe that fails
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	pending := ownedPod(cp, "test-c", time.Minute) // not started yet
+	pending.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute), notReady, pending)
+
+	f.expectListPods(cp)
+	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 3 pods ready", "test-a", "test-b", "test-c"))
+	f.run(ctx, cp, false)
+}
+
+// TestScaleDownOfAPodAlreadyGone: a pod someone else deleted between the List
+// and the Delete is gone as wanted, with no SuccessfulDelete event: this
+// controller did not delete it.
+func TestScaleDownOfAPodAlreadyGone(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	cp := withStatus(newCustomPod("test", ptr.To[int32](1)), 3, metav1.ConditionTrue, ReasonPodsReady, "3 of 3 pods ready", "test-a", "test-b", "test-c")
+	cp.Generation = 2
+	f.customPods = append(f.customPods, cp)
+	f.pods = append(f.pods,
+		ownedPod(cp, "test-a", 3*time.Minute),
+		ownedPod(cp, "test-b", 2*time.Minute),
+		ownedPod(cp, "test-c", 1*time.Minute),
+	)
+	c, _ := f.newController(ctx)
+	f.kubeclient.PrependReactor("delete", "pods", func(action core.Action) (bool, runtime.Object, error) {
+		if name := action.(core.DeleteAction).GetName(); name == "test-c" {
+			return true, nil, apierrors.NewNotFound(podsGVR.GroupResource(), name)
+		}
+		return false, nil, nil
+	})
+
+	f.expectListPods(cp)
+	f.kubeactions = append(f.kubeactions, core.NewDeleteAction(podsGVR, cp.Namespace, "test-c")) // no event
+	f.expectDeletePod(cp, "test-b")
+	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionTrue, ReasonPodsReady, "1 of 1 pods ready", "test-a"))
+	if err := c.syncHandler(ctx, cache.MetaObjectToName(cp)); err != nil {
+		t.Errorf("error syncing CustomPod: %v", err)
+	}
+	checkActions(t, "custompod client", f.actions, f.client.Actions())
+	checkActions(t, "kube client", f.kubeactions, f.kubeclient.Actions())
+	f.checkEvents()
 }
 
 func TestCreateErrorSetsReadyFalse(t *testing.T) {
@@ -368,9 +446,9 @@ func TestCreateErrorSetsReadyFalse(t *testing.T) {
 	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute))
 
 	f.expectListPods(cp)
-	f.kubeactions = append(f.kubeactions, core.NewCreateAction(podsGVR, cp.Namespace, newPod(cp)))
+	f.kubeactions = append(f.kubeactions, core.NewCreateActionWithOptions(podsGVR, cp.Namespace, newPod(cp), metav1.CreateOptions{FieldManager: "custompod-controller"}))
 	f.events = append(f.events, "Warning FailedCreate Error creating pod: quota exceeded")
-	f.expectUpdateStatus(withStatus(cp, metav1.ConditionFalse, ReasonScaleFailed, "creating pod: quota exceeded", "test-a"))
+	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonScaleFailed, "creating pod: quota exceeded", "test-a"))
 	f.run(ctx, cp, true)
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubeinformers "k8s.io/client-go/informers"
@@ -146,8 +147,138 @@ func TestScaleAgainstAPIServer(t *testing.T) {
 	if creates.Load() != 4 || deletes.Load() != 2 {
 		t.Errorf("the controller created %d pods and deleted %d, want 4 and 2", creates.Load(), deletes.Load())
 	}
+
+	// The CustomPod is deleted. This API server has no garbage collector, so
+	// its pods stay (in a cluster their owner reference makes the collector
+	// delete them); the controller must leave them alone and create none.
+	if err := customPods.Delete(ctx, "sample", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, err := c.customPodsLister.CustomPods(ns.Name).Get("sample")
+		return err != nil, nil
+	})
+	if err != nil {
+		t.Fatal("the controller's cache still holds the deleted CustomPod")
+	}
+	created, removed := creates.Load(), deletes.Load()
+	time.Sleep(2 * time.Second) // the work queue's retries, had the sync failed
+	if creates.Load() != created || deletes.Load() != removed {
+		t.Errorf("after the CustomPod was deleted the controller created %d pods and deleted %d, want none",
+			creates.Load()-created, deletes.Load()-removed)
+	}
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestReadinessAgainstAPIServer runs the controller on a namespace that
+// enforces the "restricted" Pod Security Standard, so that the API server's
+// PodSecurity admission checks the pods it makes. This API server has no
+// kubelet: the test marks the pods Ready itself, as a kubelet would, and
+// follows readyReplicas and the Ready condition.
+func TestReadinessAgainstAPIServer(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	cfg := apiServer.Config(t)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	custom := clientset.NewForConfigOrDie(cfg)
+	ns, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "custompod-",
+		Labels:       map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithNamespace(ns.Name),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelCustomPod }))
+	customInformers := informers.NewSharedInformerFactoryWithOptions(custom, 0, informers.WithNamespace(ns.Name))
+	c := NewController(ctx, kube, custom, kubeInformers.Core().V1().Pods(), customInformers.Zhhnzw().V1().CustomPods())
+	kubeInformers.Start(ctx.Done())
+	customInformers.Start(ctx.Done())
+	done := make(chan error)
+	go func() { done <- c.Run(ctx, 2) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		kubeInformers.Shutdown()
+		customInformers.Shutdown()
+	}()
+
+	customPods := custom.ZhhnzwV1().CustomPods(ns.Name)
+	if _, err := customPods.Create(ctx, &zhhnzwv1.CustomPod{
+		ObjectMeta: metav1.ObjectMeta{Name: "sample"},
+		Spec:       zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](2)},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// statusIs waits until the status counts replicas pods, ready of them
+	// ready, with the Ready condition's status and message.
+	var last zhhnzwv1.CustomPodStatus
+	statusIs := func(replicas, ready int32, cond metav1.ConditionStatus, message string) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			got, err := customPods.Get(ctx, "sample", metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			last = got.Status
+			c := meta.FindStatusCondition(got.Status.Conditions, zhhnzwv1.ConditionReady)
+			return got.Status.Replicas == replicas && got.Status.ReadyReplicas == ready &&
+				c != nil && c.Status == cond && c.Message == message, nil
+		})
+		if err != nil {
+			t.Fatalf("want replicas=%d readyReplicas=%d Ready=%s %q; last status seen: %+v", replicas, ready, cond, message, last)
+		}
+	}
+	// The pods were admitted: the restricted profile allows the pod template.
+	statusIs(2, 0, metav1.ConditionFalse, "0 of 2 pods ready")
+	pods, err := kube.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{LabelSelector: LabelCustomPod + "=sample"})
+	if err != nil || len(pods.Items) != 2 {
+		t.Fatalf("want 2 pods, got %v (%v)", pods, err)
+	}
+
+	// setReady sets a pod's Ready condition, as the kubelet does.
+	setReady := func(pod *corev1.Pod, status corev1.ConditionStatus) {
+		t.Helper()
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+		updated, err := kube.CoreV1().Pods(ns.Name).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		*pod = *updated
+	}
+	setReady(&pods.Items[0], corev1.ConditionTrue)
+	statusIs(2, 1, metav1.ConditionFalse, "1 of 2 pods ready")
+	setReady(&pods.Items[1], corev1.ConditionTrue)
+	statusIs(2, 2, metav1.ConditionTrue, "2 of 2 pods ready")
+	setReady(&pods.Items[0], corev1.ConditionFalse)
+	statusIs(2, 1, metav1.ConditionFalse, "1 of 2 pods ready")
+
+	// Its writes carry its name in managedFields, not the binary's.
+	cp, err := customPods.Get(ctx, "sample", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectManager(t, &pods.Items[1], "custompod-controller", "")
+	expectManager(t, cp, "custompod-controller", "status")
+}
+
+// expectManager fails the test unless obj's managedFields have an entry of
+// manager for subresource ("" for the object itself).
+func expectManager(t *testing.T, obj metav1.Object, manager, subresource string) {
+	t.Helper()
+	var seen []string
+	for _, m := range obj.GetManagedFields() {
+		if m.Manager == manager && m.Subresource == subresource {
+			return
+		}
+		seen = append(seen, m.Manager+" "+m.Subresource)
+	}
+	t.Errorf("%s: no managedFields entry of %s for subresource %q; entries: %q", obj.GetName(), manager, subresource, seen)
+}

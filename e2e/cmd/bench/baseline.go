@@ -106,11 +106,14 @@ func baselineCustomPod(ctx context.Context, dyn dynamic.Interface, kube kubernet
 		}
 		names = append(names, pod.Name)
 	}
+	// The status once the pods are ready, written at once: the loop does not
+	// wait for the kubelet, where a controller writes again as pods become ready.
 	status := map[string]any{
-		"replicas": int64(3),
-		"podNames": names,
+		"replicas":      int64(3),
+		"readyReplicas": int64(3),
+		"podNames":      names,
 		"conditions": []any{map[string]any{
-			"type": "Ready", "status": "True", "reason": "Scaled", "message": "3 of 3 pods",
+			"type": "Ready", "status": "True", "reason": "PodsReady", "message": "3 of 3 pods ready",
 			"observedGeneration": cp.GetGeneration(), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
 		}},
 	}
@@ -121,7 +124,8 @@ func baselineCustomPod(ctx context.Context, dyn dynamic.Interface, kube kubernet
 	return err
 }
 
-// podFor is the pod the CustomPod controllers make: owned, labelled, busybox.
+// podFor is the pod the CustomPod controllers make: owned, labelled, busybox,
+// with the restricted security context.
 func podFor(cp *unstructured.Unstructured) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -132,9 +136,20 @@ func podFor(cp *unstructured.Unstructured) *corev1.Pod {
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 			}},
 		},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{
-			Name: "busybox", Image: "busybox", Command: []string{"sleep", "3600"},
-		}}},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				RunAsUser:      ptr.To[int64](65534),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name: "busybox", Image: "busybox:1.36", ImagePullPolicy: corev1.PullIfNotPresent, Command: []string{"sleep", "3600"},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
 	}
 }
 

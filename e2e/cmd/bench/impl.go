@@ -32,12 +32,14 @@ var customPods = kind{
 			"spec":     map[string]any{"replicas": int64(3)},
 		}}
 	},
-	// status.replicas matches spec.replicas, and the Ready condition is True
-	// for the current generation: the status the three implementations share.
+	// status.replicas and readyReplicas match spec.replicas, and the Ready
+	// condition is True for the current generation: the status the three
+	// implementations share.
 	converged: func(u *unstructured.Unstructured) bool {
 		want, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 		got, _, _ := unstructured.NestedInt64(u.Object, "status", "replicas")
-		return got == want && readyFor(u)
+		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+		return got == want && ready == want && readyFor(u)
 	},
 }
 

@@ -44,6 +44,7 @@ func main() {
 		only       = flag.String("impl", "", "Run only these implementations (comma-separated names, as in the table). Default: all.")
 		rounds     = flag.Int("scale-rounds", 5, "Rounds of scale 1 → 3 → 1 per CustomPod controller. 0 skips them.")
 		timeout    = flag.Duration("timeout", 10*time.Minute, "How long one run may take to converge.")
+		otherPods  = flag.Int("other-pods", 0, "Pods of no controller to create in each run's namespace first, as a shared cluster holds: a controller that caches every pod holds these too.")
 		mdPath     = flag.String("md", "docs/bench.md", "The markdown file whose generated section gets the tables (relative to the repository root). Empty: print only.")
 		pngPath    = flag.String("png", "docs/bench.png", "The chart to write (relative to the repository root). Empty: none.")
 		redraw     = flag.Bool("redraw", false, "Run nothing: draw -png again from the main table in -md (after a change to the chart).")
@@ -107,6 +108,10 @@ func main() {
 	if err != nil {
 		fail(1, err)
 	}
+	if *otherPods < 0 {
+		fail(2, fmt.Errorf("-other-pods must be 0 or more; got %d", *otherPods))
+	}
+	b.otherPods = *otherPods
 	env := b.environment(ctx)
 	b.logf("%s", env)
 

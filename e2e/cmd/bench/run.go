@@ -42,6 +42,9 @@ type bench struct {
 	timeout time.Duration
 	log     io.Writer
 	seq     int
+	// otherPods: pods of no controller, created in each run's namespace
+	// before the controller starts.
+	otherPods int
 
 	builtMu sync.Mutex
 	built   map[string]string
@@ -376,6 +379,9 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		backendURL = url
 	}
 
+	if err := b.createOtherPods(ctx, ns); err != nil {
+		return res, err
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t, err := b.track(runCtx, im.kind, ns)
@@ -447,7 +453,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 	}
 
 	if im.kind.name == customPods.name {
-		pods, err := b.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		pods, err := b.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "!" + otherPodLabel})
 		if err != nil {
 			return res, err
 		}
@@ -570,4 +576,45 @@ func (b *bench) cleanup(ctx context.Context, ns string) error {
 		_, err := b.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+}
+
+// otherPodLabel marks the pods createOtherPods makes.
+const otherPodLabel = "bench.k8s-demo/other"
+
+// createOtherPods creates b.otherPods pods that no controller owns, eight
+// at a time, with a line of progress every 250.
+func (b *bench) createOtherPods(ctx context.Context, ns string) error {
+	if b.otherPods == 0 {
+		return nil
+	}
+	b.logf("  creating %d pods of no controller in %s", b.otherPods, ns)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		done int
+		sem  = make(chan struct{}, 8)
+	)
+	for i := range b.otherPods {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("other-%d", i), Labels: map[string]string{otherPodLabel: "true"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "3600"},
+				}}},
+			}
+			_, err := b.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("creating pod %s: %w", pod.Name, err))
+			} else if done++; done%250 == 0 {
+				b.logf("  %d of %d created", done, b.otherPods)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -76,8 +76,8 @@ func (b *bench) scale(ctx context.Context, im implementation, q qpsSetting, roun
 	return res, nil
 }
 
-// waitScaled polls until the CustomPod's status says want replicas, Ready,
-// for its generation, and exactly want pods are live (not terminating).
+// waitScaled polls until the CustomPod's status says want replicas, all
+// ready, for its generation, and exactly want pods are live (not terminating).
 func (b *bench) waitScaled(ctx context.Context, ns, name string, want int64, p *process) (time.Duration, error) {
 	start := time.Now()
 	var live int64

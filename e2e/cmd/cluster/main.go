@@ -7,7 +7,6 @@
 //	cluster env                print the exports that point a shell at the
 //	                           cluster and the pinned tools, with absolute
 //	                           paths; fails when the cluster is not up
-//	cluster load-image IMAGE   copy a local Docker image into the nodes (kind)
 //	cluster registry-up        run the local registry on localhost:5001, and
 //	                           point the nodes at it (kind)
 //	cluster registry-down      remove it, and the images pushed to it
@@ -37,7 +36,7 @@ import (
 
 func main() {
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: cluster up|down|kubeconfig|env|load-image IMAGE|registry-up|registry-down|run -- CMD [ARGS]\n")
+		fmt.Fprintf(os.Stderr, "usage: cluster up|down|kubeconfig|env|registry-up|registry-down|run -- CMD [ARGS]\n")
 	}
 	flag.Parse()
 	if err := run(flag.Args()); err != nil {
@@ -113,11 +112,6 @@ func run(args []string) error {
 	case "down":
 		fmt.Fprintf(os.Stderr, "cluster down: %s cluster %q\n", p.Name(), opts.Name)
 		return p.Down(ctx)
-	case "load-image":
-		if len(args) != 2 {
-			return fmt.Errorf("load-image takes one image name, got %d arguments", len(args)-1)
-		}
-		return p.LoadImage(ctx, args[1])
 	case "registry-up", "registry-down":
 		r, ok := p.(cluster.Registrar)
 		if !ok {

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -78,9 +79,33 @@ var _ = Describe("CustomPod Controller", func() {
 			Expect(pod.Name).To(HavePrefix(resourceName + "-"))
 			Expect(pod.Labels).To(HaveKeyWithValue(CustomPodLabel, resourceName))
 			Expect(pod.Spec.Containers).To(HaveLen(1))
-			Expect(pod.Spec.Containers[0].Image).To(Equal("busybox"))
+			Expect(pod.Spec.Containers[0].Image).To(Equal("busybox:1.36"))
+			Expect(pod.Spec.Containers[0].ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
 			Expect(pod.Spec.Containers[0].Command).To(Equal([]string{"sleep", "3600"}))
 			Expect(metav1.IsControlledBy(&pod, &cp)).To(BeTrue())
+
+			By("naming the controller in managedFields, for the pod and for the status it writes")
+			Expect(managers(&pod)).To(ContainElement(FieldManager + " "))
+			Eventually(func() []string { cp := getCustomPod(typeNamespacedName); return managers(&cp) }).
+				Should(ContainElement(FieldManager + " status"))
+		})
+
+		It("should count ready pods in readyReplicas, and be Ready once all are", func() {
+			By("counting new pods, none ready: envtest has no kubelet")
+			setReplicas(typeNamespacedName, 2)
+			expectPodCount(typeNamespacedName, 2)
+			expectReadiness(typeNamespacedName, 2, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 2 pods ready")
+
+			By("marking the pods Ready one by one, as the kubelet would")
+			pods := activePods(typeNamespacedName)
+			setPodReady(&pods[0], corev1.ConditionTrue)
+			expectReadiness(typeNamespacedName, 2, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 2 pods ready")
+			setPodReady(&pods[1], corev1.ConditionTrue)
+			expectReadiness(typeNamespacedName, 2, 2, metav1.ConditionTrue, ReasonPodsReady, "2 of 2 pods ready")
+
+			By("counting a pod that stops being ready out again")
+			setPodReady(&pods[0], corev1.ConditionFalse)
+			expectReadiness(typeNamespacedName, 2, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 2 pods ready")
 		})
 
 		It("should scale 1 -> 3 -> 1 and list the pods in the status", func() {
@@ -153,9 +178,13 @@ var _ = Describe("CustomPod Controller", func() {
 		})
 
 		It("should report Ready=False while pods cannot be created, then recover", func() {
+			for _, pod := range activePods(typeNamespacedName) {
+				setPodReady(&pod, corev1.ConditionTrue)
+			}
+			expectCondition(typeNamespacedName, metav1.ConditionTrue, ReasonPodsReady)
+
 			By("refusing new pods in the namespace with a ValidatingAdmissionPolicy")
 			binding := blockPods(typeNamespacedName.Namespace)
-			expectCondition(typeNamespacedName, metav1.ConditionTrue, ReasonScaled)
 
 			setReplicas(typeNamespacedName, 2)
 			expectCondition(typeNamespacedName, metav1.ConditionFalse, ReasonScaleFailed)
@@ -166,8 +195,12 @@ var _ = Describe("CustomPod Controller", func() {
 			By("removing the policy binding: the failed create is retried")
 			Expect(k8sClient.Delete(ctx, binding)).To(Succeed())
 			expectPodCount(typeNamespacedName, 2)
-			expectCondition(typeNamespacedName, metav1.ConditionTrue, ReasonScaled)
+			expectCondition(typeNamespacedName, metav1.ConditionFalse, ReasonPodsNotReady)
 			expectStatusMatchesPods(typeNamespacedName)
+			for _, pod := range activePods(typeNamespacedName) {
+				setPodReady(&pod, corev1.ConditionTrue)
+			}
+			expectCondition(typeNamespacedName, metav1.ConditionTrue, ReasonPodsReady)
 		})
 
 		It("should leave the pods to the garbage collector when the CustomPod is deleted", func() {
@@ -199,6 +232,39 @@ var _ = Describe("CustomPod Controller", func() {
 			// itself must not touch them any more.
 			Consistently(func() []string { return podNames(activePods(typeNamespacedName)) }, 2*time.Second).
 				Should(Equal(podNames(pods)))
+		})
+	})
+
+	Context("In a namespace that enforces the restricted Pod Security Standard", func() {
+		It("should have its pods admitted", func() {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+				GenerateName: "custompod-restricted-",
+				Labels:       map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},
+			}}
+			Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+			key := types.NamespacedName{Name: "restricted", Namespace: ns.Name}
+			cp := &zhhnzwv1.CustomPod{
+				ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
+				Spec:       zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](2)},
+			}
+			Expect(k8sClient.Create(ctx, cp)).To(Succeed())
+			expectPodCount(key, 2)
+			expectCondition(key, metav1.ConditionFalse, ReasonPodsNotReady)
+		})
+	})
+
+	Context("When a pod to delete is already gone", func() {
+		It("should neither log nor record a deletion it did not make", func() {
+			recorder := events.NewFakeRecorder(10)
+			r := &CustomPodReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), APIReader: k8sClient, Recorder: recorder}
+			cp := &zhhnzwv1.CustomPod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: newNamespace(ctx)}}
+			Expect(k8sClient.Create(ctx, cp)).To(Succeed())
+			gone := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone-x", Namespace: cp.Namespace, UID: "gone-uid"}}
+
+			left, err := r.scaleDown(ctx, cp, []corev1.Pod{gone}, 1)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(left).To(BeEmpty())
+			Expect(recorder.Events).To(BeEmpty())
 		})
 	})
 
@@ -265,6 +331,21 @@ func activePods(key types.NamespacedName) []corev1.Pod {
 	return pods
 }
 
+// setPodReady sets the pod's Ready condition, as the kubelet does.
+func setPodReady(pod *corev1.Pod, status corev1.ConditionStatus) {
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+	ExpectWithOffset(1, k8sClient.Status().Update(ctx, pod)).To(Succeed())
+}
+
+// managers lists obj's managedFields entries as "manager subresource".
+func managers(obj client.Object) []string {
+	var out []string
+	for _, m := range obj.GetManagedFields() {
+		out = append(out, m.Manager+" "+m.Subresource)
+	}
+	return out
+}
+
 func podNames(pods []corev1.Pod) []string {
 	names := make([]string, 0, len(pods))
 	for _, pod := range pods {
@@ -277,15 +358,35 @@ func expectPodCount(key types.NamespacedName, n int) {
 	EventuallyWithOffset(1, func() []corev1.Pod { return activePods(key) }).Should(HaveLen(n))
 }
 
-// expectStatusMatchesPods waits for status.replicas and status.podNames to
-// describe the pods that exist.
+// expectStatusMatchesPods waits for status.replicas, status.readyReplicas and
+// status.podNames to describe the pods that exist.
 func expectStatusMatchesPods(key types.NamespacedName) {
 	EventuallyWithOffset(1, func(g Gomega) {
-		names := podNames(activePods(key))
+		pods := activePods(key)
+		ready := 0
+		for i := range pods {
+			if isPodReady(&pods[i]) {
+				ready++
+			}
+		}
 		cp := getCustomPod(key)
-		g.Expect(cp.Status.Replicas).To(Equal(int32(len(names))))
-		g.Expect(cp.Status.PodNames).To(Equal(names))
+		g.Expect(cp.Status.Replicas).To(Equal(int32(len(pods))))
+		g.Expect(cp.Status.ReadyReplicas).To(Equal(int32(ready)))
+		g.Expect(cp.Status.PodNames).To(Equal(podNames(pods)))
 		g.Expect(cp.Status.Replicas).To(Equal(*cp.Spec.Replicas))
+	}).Should(Succeed())
+}
+
+// expectReadiness waits for the status to count replicas pods, ready of them
+// ready, with the Ready condition's status, reason and message.
+func expectReadiness(key types.NamespacedName, replicas, ready int32, status metav1.ConditionStatus, reason, message string) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		cp := getCustomPod(key)
+		g.Expect(cp.Status.Replicas).To(Equal(replicas))
+		g.Expect(cp.Status.ReadyReplicas).To(Equal(ready))
+		cond := meta.FindStatusCondition(cp.Status.Conditions, ConditionReady)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect([]string{string(cond.Status), cond.Reason, cond.Message}).To(Equal([]string{string(status), reason, message}))
 	}).Should(Succeed())
 }
 

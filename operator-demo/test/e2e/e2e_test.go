@@ -51,14 +51,6 @@ const samplesNamespace = "operator-demo-samples"
 // customPodLabel is the label the controller puts on the pods of a CustomPod.
 const customPodLabel = "zhhnzw.mock.com/custompod"
 
-// kubectl is the kubectl binary to run; `make test-e2e` passes the monorepo's.
-var kubectl = func() string {
-	if v, ok := os.LookupEnv("KUBECTL"); ok {
-		return v
-	}
-	return "kubectl"
-}()
-
 var _ = Describe("Manager", Ordered, func() {
 	var controllerPodName string
 
@@ -67,12 +59,12 @@ var _ = Describe("Manager", Ordered, func() {
 	// and deploying the controller.
 	BeforeAll(func() {
 		By("creating manager namespace")
-		cmd := exec.Command(kubectl, "create", "ns", namespace)
+		cmd := exec.Command("kubectl", "create", "ns", namespace)
 		_, err := utils.Run(cmd)
 		Expect(err).NotTo(HaveOccurred(), "Failed to create namespace")
 
 		By("labeling the namespace to enforce the restricted security policy")
-		cmd = exec.Command(kubectl, "label", "--overwrite", "ns", namespace,
+		cmd = exec.Command("kubectl", "label", "--overwrite", "ns", namespace,
 			"pod-security.kubernetes.io/enforce=restricted")
 		_, err = utils.Run(cmd)
 		Expect(err).NotTo(HaveOccurred(), "Failed to label namespace with restricted policy")
@@ -83,7 +75,7 @@ var _ = Describe("Manager", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred(), "Failed to install CRDs")
 
 		By("deploying the controller-manager")
-		cmd = exec.Command("make", "deploy", fmt.Sprintf("IMG=%s", projectImage))
+		cmd = exec.Command("make", "deploy", fmt.Sprintf("IMG=%s", managerImage))
 		_, err = utils.Run(cmd)
 		Expect(err).NotTo(HaveOccurred(), "Failed to deploy the controller-manager")
 	})
@@ -92,11 +84,11 @@ var _ = Describe("Manager", Ordered, func() {
 	// and deleting the namespace.
 	AfterAll(func() {
 		By("cleaning up the curl pod for metrics")
-		cmd := exec.Command(kubectl, "delete", "pod", "curl-metrics", "-n", namespace)
+		cmd := exec.Command("kubectl", "delete", "pod", "curl-metrics", "-n", namespace)
 		_, _ = utils.Run(cmd)
 
 		By("removing the samples namespace")
-		cmd = exec.Command(kubectl, "delete", "ns", samplesNamespace, "--ignore-not-found")
+		cmd = exec.Command("kubectl", "delete", "ns", samplesNamespace, "--ignore-not-found")
 		_, _ = utils.Run(cmd)
 
 		By("undeploying the controller-manager")
@@ -108,7 +100,7 @@ var _ = Describe("Manager", Ordered, func() {
 		_, _ = utils.Run(cmd)
 
 		By("removing manager namespace")
-		cmd = exec.Command(kubectl, "delete", "ns", namespace)
+		cmd = exec.Command("kubectl", "delete", "ns", namespace)
 		_, _ = utils.Run(cmd)
 	})
 
@@ -118,7 +110,7 @@ var _ = Describe("Manager", Ordered, func() {
 		specReport := CurrentSpecReport()
 		if specReport.Failed() {
 			By("Fetching controller manager pod logs")
-			cmd := exec.Command(kubectl, "logs", controllerPodName, "-n", namespace)
+			cmd := exec.Command("kubectl", "logs", controllerPodName, "-n", namespace)
 			controllerLogs, err := utils.Run(cmd)
 			if err == nil {
 				_, _ = fmt.Fprintf(GinkgoWriter, "Controller logs:\n %s", controllerLogs)
@@ -127,7 +119,7 @@ var _ = Describe("Manager", Ordered, func() {
 			}
 
 			By("Fetching Kubernetes events")
-			cmd = exec.Command(kubectl, "get", "events", "-n", namespace, "--sort-by=.lastTimestamp")
+			cmd = exec.Command("kubectl", "get", "events", "-n", namespace, "--sort-by=.lastTimestamp")
 			eventsOutput, err := utils.Run(cmd)
 			if err == nil {
 				_, _ = fmt.Fprintf(GinkgoWriter, "Kubernetes events:\n%s", eventsOutput)
@@ -136,7 +128,7 @@ var _ = Describe("Manager", Ordered, func() {
 			}
 
 			By("Fetching curl-metrics logs")
-			cmd = exec.Command(kubectl, "logs", "curl-metrics", "-n", namespace)
+			cmd = exec.Command("kubectl", "logs", "curl-metrics", "-n", namespace)
 			metricsOutput, err := utils.Run(cmd)
 			if err == nil {
 				_, _ = fmt.Fprintf(GinkgoWriter, "Metrics logs:\n %s", metricsOutput)
@@ -145,7 +137,7 @@ var _ = Describe("Manager", Ordered, func() {
 			}
 
 			By("Fetching controller manager pod description")
-			cmd = exec.Command(kubectl, "describe", "pod", controllerPodName, "-n", namespace)
+			cmd = exec.Command("kubectl", "describe", "pod", controllerPodName, "-n", namespace)
 			podDescription, err := utils.Run(cmd)
 			if err == nil {
 				fmt.Println("Pod description:\n", podDescription)
@@ -162,8 +154,8 @@ var _ = Describe("Manager", Ordered, func() {
 		It("should run successfully", func() {
 			By("validating that the controller-manager pod is running as expected")
 			verifyControllerUp := func(g Gomega) {
-				// Get the name of the controller-manager pod
-				cmd := exec.Command(kubectl, "get",
+				By("getting the name of the controller-manager pod")
+				cmd := exec.Command("kubectl", "get",
 					"pods", "-l", "control-plane=controller-manager",
 					"-o", "go-template={{ range .items }}"+
 						"{{ if not .metadata.deletionTimestamp }}"+
@@ -179,8 +171,8 @@ var _ = Describe("Manager", Ordered, func() {
 				controllerPodName = podNames[0]
 				g.Expect(controllerPodName).To(ContainSubstring("controller-manager"))
 
-				// Validate the pod's status
-				cmd = exec.Command(kubectl, "get",
+				By("validating the pod's status")
+				cmd = exec.Command("kubectl", "get",
 					"pods", controllerPodName, "-o", "jsonpath={.status.phase}",
 					"-n", namespace,
 				)
@@ -193,7 +185,7 @@ var _ = Describe("Manager", Ordered, func() {
 
 		It("should ensure the metrics endpoint is serving metrics", func() {
 			By("creating a ClusterRoleBinding for the service account to allow access to metrics")
-			cmd := exec.Command(kubectl, "create", "clusterrolebinding", metricsRoleBindingName,
+			cmd := exec.Command("kubectl", "create", "clusterrolebinding", metricsRoleBindingName,
 				"--clusterrole=operator-demo-metrics-reader",
 				fmt.Sprintf("--serviceaccount=%s:%s", namespace, serviceAccountName),
 			)
@@ -201,7 +193,7 @@ var _ = Describe("Manager", Ordered, func() {
 			Expect(err).NotTo(HaveOccurred(), "Failed to create ClusterRoleBinding")
 
 			By("validating that the metrics service is available")
-			cmd = exec.Command(kubectl, "get", "service", metricsServiceName, "-n", namespace)
+			cmd = exec.Command("kubectl", "get", "service", metricsServiceName, "-n", namespace)
 			_, err = utils.Run(cmd)
 			Expect(err).NotTo(HaveOccurred(), "Metrics service should exist")
 
@@ -212,7 +204,7 @@ var _ = Describe("Manager", Ordered, func() {
 
 			By("ensuring the controller pod is ready")
 			verifyControllerPodReady := func(g Gomega) {
-				cmd := exec.Command(kubectl, "get", "pod", controllerPodName, "-n", namespace,
+				cmd := exec.Command("kubectl", "get", "pod", controllerPodName, "-n", namespace,
 					"-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}")
 				output, err := utils.Run(cmd)
 				g.Expect(err).NotTo(HaveOccurred())
@@ -222,7 +214,7 @@ var _ = Describe("Manager", Ordered, func() {
 
 			By("verifying that the controller manager is serving the metrics server")
 			verifyMetricsServerStarted := func(g Gomega) {
-				cmd := exec.Command(kubectl, "logs", controllerPodName, "-n", namespace)
+				cmd := exec.Command("kubectl", "logs", controllerPodName, "-n", namespace)
 				output, err := utils.Run(cmd)
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(output).To(ContainSubstring("Serving metrics server"),
@@ -233,7 +225,7 @@ var _ = Describe("Manager", Ordered, func() {
 			// +kubebuilder:scaffold:e2e-metrics-webhooks-readiness
 
 			By("creating the curl-metrics pod to access the metrics endpoint")
-			cmd = exec.Command(kubectl, "run", "curl-metrics", "--restart=Never",
+			cmd = exec.Command("kubectl", "run", "curl-metrics", "--restart=Never",
 				"--namespace", namespace,
 				"--image=curlimages/curl:latest",
 				"--overrides",
@@ -243,7 +235,9 @@ var _ = Describe("Manager", Ordered, func() {
 							"name": "curl",
 							"image": "curlimages/curl:latest",
 							"command": ["/bin/sh", "-c"],
-							"args": ["curl -v -k -H 'Authorization: Bearer %s' https://%s.%s.svc.cluster.local:8443/metrics"],
+							"args": [
+								"for i in $(seq 1 30); do curl -v -k -H 'Authorization: Bearer %s' https://%s.%s.svc.cluster.local:8443/metrics && exit 0 || sleep 2; done; exit 1"
+							],
 							"securityContext": {
 								"readOnlyRootFilesystem": true,
 								"allowPrivilegeEscalation": false,
@@ -265,7 +259,7 @@ var _ = Describe("Manager", Ordered, func() {
 
 			By("waiting for the curl-metrics pod to complete.")
 			verifyCurlUp := func(g Gomega) {
-				cmd := exec.Command(kubectl, "get", "pods", "curl-metrics",
+				cmd := exec.Command("kubectl", "get", "pods", "curl-metrics",
 					"-o", "jsonpath={.status.phase}",
 					"-n", namespace)
 				output, err := utils.Run(cmd)
@@ -288,10 +282,10 @@ var _ = Describe("Manager", Ordered, func() {
 
 		It("should scale the sample CustomPod 1 -> 3 -> 1 and replace a deleted pod", func() {
 			By("applying the sample CustomPod")
-			cmd := exec.Command(kubectl, "create", "ns", samplesNamespace)
+			cmd := exec.Command("kubectl", "create", "ns", samplesNamespace)
 			_, err := utils.Run(cmd)
 			Expect(err).NotTo(HaveOccurred())
-			cmd = exec.Command(kubectl, "apply", "-n", samplesNamespace,
+			cmd = exec.Command("kubectl", "apply", "-n", samplesNamespace,
 				"-f", filepath.Join("config", "samples", "zhhnzw_v1_custompod.yaml"))
 			_, err = utils.Run(cmd)
 			Expect(err).NotTo(HaveOccurred(), "Failed to apply the sample")
@@ -299,13 +293,13 @@ var _ = Describe("Manager", Ordered, func() {
 			expectPods(1)
 
 			By("scaling to 3 with kubectl scale")
-			cmd = exec.Command(kubectl, "scale", "-n", samplesNamespace, "custompod/custompod-sample", "--replicas=3")
+			cmd = exec.Command("kubectl", "scale", "-n", samplesNamespace, "custompod/custompod-sample", "--replicas=3")
 			_, err = utils.Run(cmd)
 			Expect(err).NotTo(HaveOccurred())
 			pods := expectPods(3)
 
 			By("deleting a pod and waiting for its replacement")
-			cmd = exec.Command(kubectl, "delete", "pod", "-n", samplesNamespace, pods[0], "--wait=false")
+			cmd = exec.Command("kubectl", "delete", "pod", "-n", samplesNamespace, pods[0], "--wait=false")
 			_, err = utils.Run(cmd)
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(func(g Gomega) {
@@ -313,13 +307,13 @@ var _ = Describe("Manager", Ordered, func() {
 			}).Should(Succeed())
 
 			By("scaling back to 1")
-			cmd = exec.Command(kubectl, "scale", "-n", samplesNamespace, "custompod/custompod-sample", "--replicas=1")
+			cmd = exec.Command("kubectl", "scale", "-n", samplesNamespace, "custompod/custompod-sample", "--replicas=1")
 			_, err = utils.Run(cmd)
 			Expect(err).NotTo(HaveOccurred())
 			expectPods(1)
 
 			By("deleting the CustomPod: the garbage collector deletes its pods")
-			cmd = exec.Command(kubectl, "delete", "-n", samplesNamespace, "custompod/custompod-sample")
+			cmd = exec.Command("kubectl", "delete", "-n", samplesNamespace, "custompod/custompod-sample")
 			_, err = utils.Run(cmd)
 			Expect(err).NotTo(HaveOccurred())
 			expectPods(0)
@@ -329,7 +323,7 @@ var _ = Describe("Manager", Ordered, func() {
 
 // listPods returns the names of the sample's pods that are not being deleted.
 func listPods(g Gomega) []string {
-	cmd := exec.Command(kubectl, "get", "pods", "-n", samplesNamespace,
+	cmd := exec.Command("kubectl", "get", "pods", "-n", samplesNamespace,
 		"-l", customPodLabel+"=custompod-sample",
 		"-o", "go-template={{ range .items }}{{ if not .metadata.deletionTimestamp }}"+
 			"{{ .metadata.name }}{{ \"\\n\" }}{{ end }}{{ end }}")
@@ -348,7 +342,7 @@ func expectPods(n int) []string {
 		if n == 0 {
 			return
 		}
-		cmd := exec.Command(kubectl, "get", "-n", samplesNamespace, "custompod/custompod-sample",
+		cmd := exec.Command("kubectl", "get", "-n", samplesNamespace, "custompod/custompod-sample",
 			"-o", "jsonpath={.status.replicas}")
 		output, err := utils.Run(cmd)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -366,7 +360,7 @@ func serviceAccountToken() (string, error) {
 		"kind": "TokenRequest"
 	}`
 
-	// Temporary file to store the token request
+	By("creating temporary file to store the token request")
 	secretName := fmt.Sprintf("%s-token-request", serviceAccountName)
 	tokenRequestFile := filepath.Join("/tmp", secretName)
 	err := os.WriteFile(tokenRequestFile, []byte(tokenRequestRawString), os.FileMode(0o644))
@@ -376,8 +370,8 @@ func serviceAccountToken() (string, error) {
 
 	var out string
 	verifyTokenCreation := func(g Gomega) {
-		// Execute kubectl command to create the token
-		cmd := exec.Command(kubectl, "create", "--raw", fmt.Sprintf(
+		By("executing kubectl command to create the token")
+		cmd := exec.Command("kubectl", "create", "--raw", fmt.Sprintf(
 			"/api/v1/namespaces/%s/serviceaccounts/%s/token",
 			namespace,
 			serviceAccountName,
@@ -386,7 +380,7 @@ func serviceAccountToken() (string, error) {
 		output, err := cmd.CombinedOutput()
 		g.Expect(err).NotTo(HaveOccurred())
 
-		// Parse the JSON output to extract the token
+		By("parsing the JSON output to extract the token")
 		var token tokenRequest
 		err = json.Unmarshal(output, &token)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -401,7 +395,7 @@ func serviceAccountToken() (string, error) {
 // getMetricsOutput retrieves and returns the logs from the curl pod used to access the metrics endpoint.
 func getMetricsOutput() (string, error) {
 	By("getting the curl-metrics logs")
-	cmd := exec.Command(kubectl, "logs", "curl-metrics", "-n", namespace)
+	cmd := exec.Command("kubectl", "logs", "curl-metrics", "-n", namespace)
 	return utils.Run(cmd)
 }
 

@@ -35,14 +35,28 @@ type PodSetSpec struct {
 
 // PodSetStatus defines the observed state of PodSet.
 type PodSetStatus struct {
+	// replicas and readyReplicas are always serialized (no omitempty), so that
+	// the Current and Ready columns show 0 rather than nothing.
+
+	// replicas is the number of pods this PodSet controls that are pending or
+	// running and not being deleted, as a ReplicaSet's status.replicas.
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// readyReplicas is the number of those pods whose Ready condition is
+	// True, as a ReplicaSet's status.readyReplicas.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+
 	// nodes are the names of the PodSet's pods (the article's name for them),
 	// pending or running and not being deleted, sorted.
 	// +optional
 	Nodes []string `json:"nodes,omitempty"`
 
 	// conditions represent the current state of the PodSet resource.
-	// "Ready" is True when spec.size pods exist, and False with reason
-	// ScaleFailed while creating or deleting a pod fails.
+	// "Ready" is True when readyReplicas equals spec.size; False with reason
+	// PodsNotReady while pods start, or ScaleFailed while creating or deleting
+	// a pod fails.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -52,7 +66,8 @@ type PodSetStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.size`
-// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

@@ -66,7 +66,8 @@ type VpcStatus struct {
 	Subnets []string `json:"subnets,omitempty"`
 
 	// conditions represent the current state of the Vpc resource.
-	// "Ready" is True when every subnet of spec has its gateway pod; False with
+	// "Ready" is True when every subnet of spec has its gateway pod and the
+	// pods are ready; False with reason PodsNotReady while they start, with
 	// reason InvalidSubnetting when spec cannot be carved as asked, or with
 	// reason ProvisionFailed while creating or deleting a pod fails.
 	// +listType=map

@@ -46,13 +46,18 @@ type CustomPodStatus struct {
 	// INSERT ADDITIONAL STATUS FIELD - define observed state of cluster
 	// Important: Run "make" to regenerate code after modifying this file
 
-	// Always serialized (no omitempty), so that the Ready column shows 0
-	// rather than nothing.
+	// replicas and readyReplicas are always serialized (no omitempty), so that
+	// the Current and Ready columns show 0 rather than nothing.
 
 	// replicas is the number of pods this CustomPod controls that are pending
-	// or running and not being deleted.
+	// or running and not being deleted, as a ReplicaSet's status.replicas.
 	// +optional
 	Replicas int32 `json:"replicas"`
+
+	// readyReplicas is the number of those pods whose Ready condition is
+	// True, as a ReplicaSet's status.readyReplicas.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
 
 	// podNames lists those pods, sorted by name.
 	// +optional
@@ -62,8 +67,9 @@ type CustomPodStatus struct {
 	// https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties
 
 	// conditions represent the current state of the CustomPod resource.
-	// "Ready" is True when spec.replicas pods exist, and False with reason
-	// ScaleFailed while creating or deleting a pod fails.
+	// "Ready" is True when readyReplicas equals spec.replicas; False with
+	// reason PodsNotReady while pods start, or ScaleFailed while creating or
+	// deleting a pod fails.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -74,7 +80,8 @@ type CustomPodStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
-// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // CustomPod is the Schema for the custompods API

@@ -24,10 +24,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -39,17 +41,33 @@ import (
 const (
 	// PodSetLabel marks the pods of a PodSet; its value is the PodSet's name.
 	PodSetLabel = "apps.mock.com/podset"
+	// ManagedByLabel is the recommended label naming the controller that
+	// manages an object: cmd/main.go caches only the pods that carry it.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedBy is this controller's value of ManagedByLabel.
+	ManagedBy = "podset-controller"
 
 	// ConditionReady is the condition type in status.conditions.
 	ConditionReady = "Ready"
+
+	// FieldManager names this controller in the managedFields of what it
+	// writes, rather than the binary's name.
+	FieldManager = "podset-controller"
+
+	// PodImage is the pods' image: a tag, not :latest, which the kubelet
+	// pulls on every start; IfNotPresent then runs the copy a node has.
+	PodImage = "busybox:1.36"
 
 	// Reasons, for events and for the Ready condition: the same as CustomPod's.
 	ReasonSuccessfulCreate = "SuccessfulCreate"
 	ReasonSuccessfulDelete = "SuccessfulDelete"
 	ReasonFailedCreate     = "FailedCreate"
 	ReasonFailedDelete     = "FailedDelete"
-	// ReasonScaled: spec.size pods exist (Ready=True).
-	ReasonScaled = "Scaled"
+	// ReasonPodsReady: spec.size pods exist and are ready (Ready=True).
+	ReasonPodsReady = "PodsReady"
+	// ReasonPodsNotReady: fewer pods are ready than spec.size asks, while
+	// they start (Ready=False).
+	ReasonPodsNotReady = "PodsNotReady"
 	// ReasonScaleFailed: creating or deleting a pod failed (Ready=False).
 	ReasonScaleFailed = "ScaleFailed"
 )
@@ -147,7 +165,7 @@ func (r *PodSetReconciler) scaleUp(ctx context.Context, ps *appsv1alpha1.PodSet,
 		if err != nil {
 			return pods, err
 		}
-		if err := r.Create(ctx, pod); err != nil {
+		if err := r.Create(ctx, pod, client.FieldOwner(FieldManager)); err != nil {
 			r.event(ps, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
 			return pods, fmt.Errorf("creating pod: %w", err)
 		}
@@ -171,7 +189,14 @@ func (r *PodSetReconciler) scaleDown(ctx context.Context, ps *appsv1alpha1.PodSe
 	})
 	for deleted := range n {
 		pod := &pods[deleted]
-		if err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+		err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+		if apierrors.IsNotFound(err) {
+			// Someone else deleted it: gone, as wanted, but not by this
+			// controller, so no "Deleted pod" log line or event.
+			log.V(1).Info("Pod already gone", "pod", pod.Name)
+			continue
+		}
+		if err != nil {
 			r.event(ps, pod, corev1.EventTypeWarning, ReasonFailedDelete, "Delete", "Error deleting pod %s: %v", pod.Name, err)
 			return pods[deleted:], fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 		}
@@ -187,13 +212,26 @@ func (r *PodSetReconciler) newPod(ps *appsv1alpha1.PodSet) (*corev1.Pod, error) 
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: ps.Name + "-",
 			Namespace:    ps.Namespace,
-			Labels:       map[string]string{PodSetLabel: ps.Name},
+			Labels:       map[string]string{PodSetLabel: ps.Name, ManagedByLabel: ManagedBy},
 		},
 		Spec: corev1.PodSpec{
+			// The "restricted" Pod Security Standard, as CustomPod's pods.
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: ptr.To(true),
+				// busybox's image runs as root, and the kubelet refuses to
+				// start it with runAsNonRoot unless a user is named: nobody.
+				RunAsUser:      ptr.To[int64](65534),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
 			Containers: []corev1.Container{{
-				Name:    "busybox",
-				Image:   "busybox",
-				Command: []string{"sleep", "3600"},
+				Name:            "busybox",
+				Image:           PodImage,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         []string{"sleep", "3600"},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
 			}},
 		},
 	}
@@ -203,25 +241,35 @@ func (r *PodSetReconciler) newPod(ps *appsv1alpha1.PodSet) (*corev1.Pod, error) 
 	return pod, nil
 }
 
-// updateStatus writes nodes and the Ready condition, only when they changed.
+// updateStatus writes replicas, readyReplicas, nodes and the Ready
+// condition, only when they changed.
 func (r *PodSetReconciler) updateStatus(ctx context.Context, ps *appsv1alpha1.PodSet, pods []corev1.Pod, scaleErr error) error {
 	names := make([]string, 0, len(pods))
-	for _, pod := range pods {
-		names = append(names, pod.Name)
+	readyPods := int32(0)
+	for i := range pods {
+		names = append(names, pods[i].Name)
+		if isPodReady(&pods[i]) {
+			readyPods++
+		}
 	}
 	sort.Strings(names)
 
 	status := ps.Status.DeepCopy()
+	status.Replicas = int32(len(names))
+	status.ReadyReplicas = readyPods
 	status.Nodes = names
 	ready := metav1.Condition{
 		Type:               ConditionReady,
 		Status:             metav1.ConditionTrue,
-		Reason:             ReasonScaled,
-		Message:            fmt.Sprintf("%d of %d pods", len(names), ps.Spec.Size),
+		Reason:             ReasonPodsReady,
+		Message:            fmt.Sprintf("%d of %d pods ready", readyPods, ps.Spec.Size),
 		ObservedGeneration: ps.Generation,
 	}
-	if scaleErr != nil {
+	switch {
+	case scaleErr != nil:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonScaleFailed, scaleErr.Error()
+	case readyPods != ps.Spec.Size:
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonPodsNotReady
 	}
 	meta.SetStatusCondition(&status.Conditions, ready)
 
@@ -230,10 +278,21 @@ func (r *PodSetReconciler) updateStatus(ctx context.Context, ps *appsv1alpha1.Po
 	}
 	patch := client.MergeFrom(ps.DeepCopy())
 	ps.Status = *status
-	if err := r.Status().Patch(ctx, ps, patch); client.IgnoreNotFound(err) != nil {
+	if err := r.Status().Patch(ctx, ps, patch, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil
+}
+
+// isPodReady says whether a pod's Ready condition is True, as a ReplicaSet's
+// readyReplicas counts.
+func isPodReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func (r *PodSetReconciler) event(ps *appsv1alpha1.PodSet, related runtime.Object, eventtype, reason, action, note string, args ...any) {

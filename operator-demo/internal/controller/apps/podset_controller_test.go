@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -70,8 +71,10 @@ var _ = Describe("PodSet Controller", func() {
 				Expect(pod.Name).To(HavePrefix(resourceName + "-"))
 				Expect(pod.Labels).To(HaveKeyWithValue(PodSetLabel, resourceName))
 				Expect(pod.Spec.Containers).To(HaveLen(1))
-				Expect(pod.Spec.Containers[0].Image).To(Equal("busybox"))
+				Expect(pod.Spec.Containers[0].Image).To(Equal("busybox:1.36"))
+				Expect(pod.Spec.Containers[0].ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
 				Expect(pod.Spec.Containers[0].Command).To(Equal([]string{"sleep", "3600"}))
+				Expect(managers(&pod)).To(ContainElement(FieldManager + " "))
 				Expect(pod.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
 					APIVersion:         appsv1alpha1.GroupVersion.String(),
 					Kind:               "PodSet",
@@ -82,7 +85,20 @@ var _ = Describe("PodSet Controller", func() {
 				}))
 			}
 			expectStatusMatchesPods(key)
-			expectCondition(key, metav1.ConditionTrue, ReasonScaled, "2 of 2 pods")
+			// envtest has no kubelet: no pod is ready until the test says so.
+			expectCondition(key, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 2 pods ready")
+			Eventually(func() []string { ps := getPodSet(key); return managers(&ps) }).Should(ContainElement(FieldManager + " status"))
+		})
+
+		It("should count ready pods in readyReplicas, and be Ready once all are", func() {
+			pods := activePods(key)
+			setPodReady(&pods[0], corev1.ConditionTrue)
+			expectStatusMatchesPods(key)
+			expectCondition(key, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 2 pods ready")
+			setPodReady(&pods[1], corev1.ConditionTrue)
+			expectStatusMatchesPods(key)
+			expectCondition(key, metav1.ConditionTrue, ReasonPodsReady, "2 of 2 pods ready")
+			Expect(getPodSet(key).Status.ReadyReplicas).To(Equal(int32(2)))
 		})
 
 		It("should scale up and down", func() {
@@ -93,7 +109,7 @@ var _ = Describe("PodSet Controller", func() {
 			setSize(key, 0)
 			expectPodCount(key, 0)
 			expectStatusMatchesPods(key)
-			expectCondition(key, metav1.ConditionTrue, ReasonScaled, "0 of 0 pods")
+			expectCondition(key, metav1.ConditionTrue, ReasonPodsReady, "0 of 0 pods ready")
 
 			By("scaling back to 1")
 			setSize(key, 1)
@@ -151,6 +167,38 @@ var _ = Describe("PodSet Controller", func() {
 		})
 	})
 
+	Context("In a namespace that enforces the restricted Pod Security Standard", func() {
+		It("should have its pods admitted", func() {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+				GenerateName: "podset-restricted-",
+				Labels:       map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},
+			}}
+			Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+			key := types.NamespacedName{Name: "restricted", Namespace: ns.Name}
+			Expect(k8sClient.Create(ctx, &appsv1alpha1.PodSet{
+				ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
+				Spec:       appsv1alpha1.PodSetSpec{Size: 2},
+			})).To(Succeed())
+			expectPodCount(key, 2)
+			expectCondition(key, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 2 pods ready")
+		})
+	})
+
+	Context("When a pod to delete is already gone", func() {
+		It("should neither log nor record a deletion it did not make", func() {
+			recorder := events.NewFakeRecorder(10)
+			r := &PodSetReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), APIReader: k8sClient, Recorder: recorder}
+			ps := &appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: newNamespace(ctx)}}
+			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+			gone := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone-x", Namespace: ps.Namespace, UID: "gone-uid"}}
+
+			left, err := r.scaleDown(ctx, ps, []corev1.Pod{gone}, 1)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(left).To(BeEmpty())
+			Expect(recorder.Events).To(BeEmpty())
+		})
+	})
+
 	Context("Without an APIReader", func() {
 		It("should refuse to be set up, rather than count pods from the cache", func() {
 			r := &PodSetReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
@@ -205,6 +253,21 @@ func activePods(key types.NamespacedName) []corev1.Pod {
 	return pods
 }
 
+// setPodReady sets the pod's Ready condition, as the kubelet does.
+func setPodReady(pod *corev1.Pod, status corev1.ConditionStatus) {
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+	ExpectWithOffset(1, k8sClient.Status().Update(ctx, pod)).To(Succeed())
+}
+
+// managers lists obj's managedFields entries as "manager subresource".
+func managers(obj client.Object) []string {
+	var out []string
+	for _, m := range obj.GetManagedFields() {
+		out = append(out, m.Manager+" "+m.Subresource)
+	}
+	return out
+}
+
 func podNames(pods []corev1.Pod) []string {
 	names := make([]string, 0, len(pods))
 	for _, pod := range pods {
@@ -218,11 +281,21 @@ func expectPodCount(key types.NamespacedName, n int) {
 }
 
 // expectStatusMatchesPods waits for status.nodes to list the pods that exist,
-// sorted, and as many as spec.size asks for.
+// sorted, and as many as spec.size asks for; status.replicas to count them,
+// and status.readyReplicas the ready ones.
 func expectStatusMatchesPods(key types.NamespacedName) {
 	EventuallyWithOffset(1, func(g Gomega) {
-		names := podNames(activePods(key))
+		pods := activePods(key)
+		names := podNames(pods)
+		ready := 0
+		for i := range pods {
+			if isPodReady(&pods[i]) {
+				ready++
+			}
+		}
 		ps := getPodSet(key)
+		g.Expect(ps.Status.Replicas).To(Equal(int32(len(pods))))
+		g.Expect(ps.Status.ReadyReplicas).To(Equal(int32(ready)))
 		g.Expect(ps.Status.Nodes).To(HaveLen(len(names)))
 		if len(names) > 0 {
 			g.Expect(ps.Status.Nodes).To(Equal(names))

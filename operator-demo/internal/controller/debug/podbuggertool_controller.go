@@ -33,10 +33,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	debugv1alpha1 "example.com/k8s-demo/operator-demo/api/debug/v1alpha1"
 )
@@ -58,6 +60,10 @@ const (
 	ReasonDebuggerFailed = "DebuggerFailed"
 	// ReasonDebuggerAdded: an event, on the pod and on the PodBuggerTool.
 	ReasonDebuggerAdded = "DebuggerAdded"
+
+	// FieldManager names this controller in the managedFields of what it
+	// writes: the pods' ephemeral containers and the PodBuggerTools' status.
+	FieldManager = "podbuggertool-controller"
 )
 
 // PodBuggerToolReconciler reconciles a PodBuggerTool: article 004's
@@ -73,6 +79,15 @@ const (
 type PodBuggerToolReconciler struct {
 	client.Client
 	Scheme *runtime.Scheme
+
+	// PodMetadata is a cache of the metadata of every pod (cmd/main.go makes
+	// it). The manager's cache holds only the pods the other controllers
+	// make, and a PodBuggerTool debugs anyone's: their labels are all it
+	// needs to be told which pods changed. Required.
+	PodMetadata cache.Cache
+	// APIReader reads the pods a selector matches, in full, from the API
+	// server: the pods are in no cache. Required.
+	APIReader client.Reader
 
 	// Recorder emits an event on the pod and on the PodBuggerTool for every
 	// debugger added. Optional.
@@ -122,7 +137,7 @@ func (r *PodBuggerToolReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(tool.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(tool.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing pods: %w", err)
 	}
 
@@ -168,16 +183,16 @@ func (r *PodBuggerToolReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, err
 	}
 	// A failed pod is retried with the work queue's back-off; a conflict
-	// (the cache held an older pod) is retried the same way, and the next
-	// read shows whether the debugger is there.
+	// (the pod changed since it was read) is retried the same way, and the
+	// next read shows whether the debugger is there.
 	return ctrl.Result{}, errors.Join(errs...)
 }
 
 // addDebugger adds the ephemeral container through the pods/ephemeralcontainers
 // subresource, the API `kubectl debug` uses. The update carries the pod's
-// resourceVersion: if the pod changed since the cache saw it (a debugger
-// added by another run, say), the API server refuses it with a conflict
-// instead of adding a second one.
+// resourceVersion: if the pod changed since it was read (a debugger added
+// by another run, say), the API server refuses it with a conflict instead
+// of adding a second one.
 func (r *PodBuggerToolReconciler) addDebugger(ctx context.Context, tool *debugv1alpha1.PodBuggerTool, pod *corev1.Pod, name, target string) error {
 	updated := pod.DeepCopy()
 	updated.Spec.EphemeralContainers = append(updated.Spec.EphemeralContainers, corev1.EphemeralContainer{
@@ -192,7 +207,7 @@ func (r *PodBuggerToolReconciler) addDebugger(ctx context.Context, tool *debugv1
 		},
 		TargetContainerName: target,
 	})
-	if err := r.SubResource("ephemeralcontainers").Update(ctx, updated); err != nil {
+	if err := r.SubResource("ephemeralcontainers").Update(ctx, updated, client.FieldOwner(FieldManager)); err != nil {
 		r.event(pod, tool, corev1.EventTypeWarning, ReasonDebuggerFailed, "Debug", "Adding debugger %s failed: %v", name, err)
 		return fmt.Errorf("adding ephemeral container %s: %w", name, err)
 	}
@@ -252,7 +267,7 @@ func (r *PodBuggerToolReconciler) updateStatus(ctx context.Context, tool *debugv
 	}
 	patch := client.MergeFrom(tool.DeepCopy())
 	tool.Status = *status
-	if err := r.Status().Patch(ctx, tool, patch); client.IgnoreNotFound(err) != nil {
+	if err := r.Status().Patch(ctx, tool, patch, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil
@@ -268,7 +283,7 @@ func (r *PodBuggerToolReconciler) event(regarding, related runtime.Object, event
 // selector matches its labels. controller-runtime calls it with both the old
 // and the new pod of an update, so a pod that stops matching queues the
 // PodBuggerTool too (its count of debugged pods changes).
-func (r *PodBuggerToolReconciler) toolsForPod(ctx context.Context, pod client.Object) []reconcile.Request {
+func (r *PodBuggerToolReconciler) toolsForPod(ctx context.Context, pod *metav1.PartialObjectMetadata) []reconcile.Request {
 	var tools debugv1alpha1.PodBuggerToolList
 	if err := r.List(ctx, &tools, client.InNamespace(pod.GetNamespace())); err != nil {
 		logf.FromContext(ctx).Error(err, "Listing PodBuggerTools for a pod", "pod", pod.GetName())
@@ -287,11 +302,20 @@ func (r *PodBuggerToolReconciler) toolsForPod(ctx context.Context, pod client.Ob
 
 // SetupWithManager sets up the controller with the Manager: PodBuggerTools,
 // and pods, which it does not own, mapped to the PodBuggerTools that match
-// them (article 004: "watch pods' events").
+// them (article 004: "watch pods' events"). The pods come from PodMetadata,
+// which it adds to the manager, to start and stop with it.
 func (r *PodBuggerToolReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.PodMetadata == nil || r.APIReader == nil {
+		return errors.New("PodBuggerToolReconciler needs PodMetadata, to watch pods, and APIReader, to read them")
+	}
+	if err := mgr.Add(r.PodMetadata); err != nil {
+		return err
+	}
+	pod := &metav1.PartialObjectMetadata{}
+	pod.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&debugv1alpha1.PodBuggerTool{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.toolsForPod)).
+		WatchesRawSource(source.Kind(r.PodMetadata, pod, handler.TypedEnqueueRequestsFromMapFunc(r.toolsForPod))).
 		Named("debug-podbuggertool").
 		Complete(r)
 }

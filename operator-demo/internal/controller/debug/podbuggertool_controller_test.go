@@ -52,6 +52,11 @@ var _ = Describe("PodBuggerTool Controller", func() {
 		tool = types.NamespacedName{Namespace: namespace, Name: "bugger"}
 	})
 
+	It("should refuse to be set up without the pods' metadata cache and the API reader", func() {
+		r := &PodBuggerToolReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), APIReader: k8sClient}
+		Expect(r.SetupWithManager(nil)).To(MatchError(ContainSubstring("needs PodMetadata")))
+	})
+
 	It("should add one debugger to a running pod that matches, and leave the others alone", func() {
 		matching := runningPod(namespace, "web", map[string]string{debugLabel: "true"}, "app", "sidecar")
 		other := runningPod(namespace, "db", map[string]string{debugLabel: "false"}, "app")
@@ -66,6 +71,9 @@ var _ = Describe("PodBuggerTool Controller", func() {
 		Expect(ec.Image).To(Equal("busybox:1.36"))
 		Expect(ec.TargetContainerName).To(Equal("app"), "by default, the pod's first container")
 		Expect(ec.Stdin && ec.TTY).To(BeTrue(), "as kubectl debug -it: a shell that waits on its terminal")
+		Expect(getPod(Default, matching).ManagedFields).To(ContainElement(And(
+			HaveField("Manager", FieldManager), HaveField("Subresource", "ephemeralcontainers"))),
+			"the debugger is written under the controller's field manager")
 
 		expectStatus(tool, 1, metav1.ConditionTrue, ReasonDebugging)
 		Consistently(func(g Gomega) {
@@ -140,7 +148,7 @@ var _ = Describe("PodBuggerTool Controller", func() {
 		}).Should(Succeed())
 
 		By("a controller started afresh reconciles the PodBuggerTool again")
-		restarted := &PodBuggerToolReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
+		restarted := &PodBuggerToolReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), APIReader: k8sClient}
 		for range 3 {
 			_, err := restarted.Reconcile(ctx, reconcile.Request{NamespacedName: tool})
 			Expect(err).NotTo(HaveOccurred())

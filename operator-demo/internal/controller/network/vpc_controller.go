@@ -26,10 +26,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -41,6 +43,11 @@ import (
 const (
 	// VpcLabel marks the gateway pods of a Vpc; its value is the Vpc's name.
 	VpcLabel = "network.mock.com/vpc"
+	// ManagedByLabel is the recommended label naming the controller that
+	// manages an object: cmd/main.go caches only the pods that carry it.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedBy is this controller's value of ManagedByLabel.
+	ManagedBy = "vpc-controller"
 	// SubnetLabel holds a pod's subnet in a form a label value allows
 	// ("/" and ":" replaced: 10.0.0.0_18, fd00-0-0-4000--_50), for selectors.
 	SubnetLabel = "network.mock.com/subnet"
@@ -53,6 +60,14 @@ const (
 	// ConditionReady is the condition type in status.conditions.
 	ConditionReady = "Ready"
 
+	// FieldManager names this controller in the managedFields of what it
+	// writes, rather than the binary's name.
+	FieldManager = "vpc-controller"
+
+	// PodImage is the gateway pods' image: a tag, not :latest, which the
+	// kubelet pulls on every start; IfNotPresent then runs the copy a node has.
+	PodImage = "busybox:1.36"
+
 	// Event reasons: the CustomPod ones, plus InvalidSubnetting.
 	ReasonSuccessfulCreate = "SuccessfulCreate"
 	ReasonSuccessfulDelete = "SuccessfulDelete"
@@ -60,8 +75,12 @@ const (
 	ReasonFailedDelete     = "FailedDelete"
 
 	// Ready condition reasons.
-	// ReasonProvisioned: every subnet has its gateway pod (Ready=True).
+	// ReasonProvisioned: every subnet has its gateway pod, and the pods are
+	// ready (Ready=True).
 	ReasonProvisioned = "Provisioned"
+	// ReasonPodsNotReady: every subnet has its gateway pod, but not every pod
+	// is ready yet (Ready=False).
+	ReasonPodsNotReady = "PodsNotReady"
 	// ReasonProvisionFailed: creating or deleting a pod failed (Ready=False).
 	ReasonProvisionFailed = "ProvisionFailed"
 	// ReasonInvalidSubnetting: cidrblock cannot be carved into subnetnum equal
@@ -134,13 +153,22 @@ func (r *VpcReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 
 	pods, syncErr := r.syncPods(ctx, &vpc, subnets, pods)
+	readyPods := 0
+	for i := range pods {
+		if isPodReady(&pods[i]) {
+			readyPods++
+		}
+	}
 	ready := metav1.Condition{
 		Status:  metav1.ConditionTrue,
 		Reason:  ReasonProvisioned,
-		Message: fmt.Sprintf("%d of %d subnets have a gateway pod", len(pods), len(subnets)),
+		Message: fmt.Sprintf("%d of %d subnets have a ready gateway pod", readyPods, len(subnets)),
 	}
-	if syncErr != nil {
+	switch {
+	case syncErr != nil:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonProvisionFailed, syncErr.Error()
+	case readyPods != len(subnets):
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonPodsNotReady
 	}
 	if err := r.updateStatus(ctx, &vpc, pods, ready); err != nil {
 		return ctrl.Result{}, err
@@ -241,7 +269,14 @@ func (r *VpcReconciler) syncPods(ctx context.Context, vpc *networkv1.Vpc, subnet
 }
 
 func (r *VpcReconciler) deletePod(ctx context.Context, vpc *networkv1.Vpc, pod *corev1.Pod) error {
-	if err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+	err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if apierrors.IsNotFound(err) {
+		// Someone else deleted it: gone, as wanted, but not by this
+		// controller, so no "Deleted gateway pod" log line or event.
+		logf.FromContext(ctx).V(1).Info("Gateway pod already gone", "pod", pod.Name)
+		return nil
+	}
+	if err != nil {
 		r.event(vpc, pod, corev1.EventTypeWarning, ReasonFailedDelete, "Delete", "Error deleting pod %s: %v", pod.Name, err)
 		return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 	}
@@ -256,7 +291,7 @@ func (r *VpcReconciler) createPod(ctx context.Context, vpc *networkv1.Vpc, subne
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Create(ctx, pod); err != nil {
+	if err := r.Create(ctx, pod, client.FieldOwner(FieldManager)); err != nil {
 		r.event(vpc, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create",
 			"Error creating gateway pod for subnet %s: %v", subnet, err)
 		return nil, fmt.Errorf("creating gateway pod for subnet %s: %w", subnet, err)
@@ -275,17 +310,31 @@ func (r *VpcReconciler) newPod(vpc *networkv1.Vpc, subnet netip.Prefix) (*corev1
 			GenerateName: vpc.Name + "-",
 			Namespace:    vpc.Namespace,
 			Labels: map[string]string{
-				VpcLabel:    vpc.Name,
-				SubnetLabel: SubnetLabelValue(subnet),
+				VpcLabel:       vpc.Name,
+				SubnetLabel:    SubnetLabelValue(subnet),
+				ManagedByLabel: ManagedBy,
 			},
 			Annotations: map[string]string{SubnetAnnotation: subnet.String()},
 		},
 		Spec: corev1.PodSpec{
+			// The "restricted" Pod Security Standard, as CustomPod's pods.
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: ptr.To(true),
+				// busybox's image runs as root, and the kubelet refuses to
+				// start it with runAsNonRoot unless a user is named: nobody.
+				RunAsUser:      ptr.To[int64](65534),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
 			Containers: []corev1.Container{{
-				Name:    "gateway",
-				Image:   "busybox",
-				Command: []string{"sleep", "3600"},
-				Env:     []corev1.EnvVar{{Name: SubnetEnv, Value: subnet.String()}},
+				Name:            "gateway",
+				Image:           PodImage,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         []string{"sleep", "3600"},
+				Env:             []corev1.EnvVar{{Name: SubnetEnv, Value: subnet.String()}},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
 			}},
 		},
 	}
@@ -298,6 +347,17 @@ func (r *VpcReconciler) newPod(vpc *networkv1.Vpc, subnet netip.Prefix) (*corev1
 // SubnetLabelValue writes a subnet in the characters a label value allows.
 func SubnetLabelValue(subnet netip.Prefix) string {
 	return strings.NewReplacer("/", "_", ":", "-").Replace(subnet.String())
+}
+
+// isPodReady says whether a pod's Ready condition is True, as a ReplicaSet's
+// readyReplicas counts.
+func isPodReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // podSubnet reads a gateway pod's subnet from its annotation.
@@ -342,7 +402,7 @@ func (r *VpcReconciler) updateStatus(ctx context.Context, vpc *networkv1.Vpc, po
 	}
 	patch := client.MergeFrom(vpc.DeepCopy())
 	vpc.Status = *status
-	if err := r.Status().Patch(ctx, vpc, patch); client.IgnoreNotFound(err) != nil {
+	if err := r.Status().Patch(ctx, vpc, patch, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil

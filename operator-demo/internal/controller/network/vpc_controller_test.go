@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -71,8 +72,10 @@ var _ = Describe("Vpc Controller", func() {
 				Expect(pod.Labels).To(HaveKeyWithValue(VpcLabel, key.Name))
 				Expect(pod.Labels).To(HaveKeyWithValue(SubnetLabel, strings.ReplaceAll(cidr, "/", "_")))
 				Expect(pod.Spec.Containers).To(HaveLen(1))
-				Expect(pod.Spec.Containers[0].Image).To(Equal("busybox"))
+				Expect(pod.Spec.Containers[0].Image).To(Equal("busybox:1.36"))
+				Expect(pod.Spec.Containers[0].ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
 				Expect(pod.Spec.Containers[0].Command).To(Equal([]string{"sleep", "3600"}))
+				Expect(managers(&pod)).To(ContainElement(FieldManager + " "))
 				Expect(pod.Spec.Containers[0].Env).To(ConsistOf(corev1.EnvVar{Name: SubnetEnv, Value: cidr}))
 				Expect(pod.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
 					APIVersion:         networkv1.GroupVersion.String(),
@@ -83,8 +86,19 @@ var _ = Describe("Vpc Controller", func() {
 					BlockOwnerDeletion: ptr.To(true),
 				}))
 			}
-			expectCondition(key, metav1.ConditionTrue, ReasonProvisioned, "4 of 4 subnets have a gateway pod")
+			// envtest has no kubelet: no pod is ready until the test says so.
+			expectCondition(key, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 4 subnets have a ready gateway pod")
 			expectEvent(key, corev1.EventTypeNormal, ReasonSuccessfulCreate, "for subnet 10.0.192.0/18")
+			Eventually(func() []string { vpc := getVpc(key); return managers(&vpc) }).Should(ContainElement(FieldManager + " status"))
+
+			By("marking the pods Ready, as the kubelet would")
+			pods := activePods(key)
+			for i := range pods[:3] {
+				setPodReady(&pods[i], corev1.ConditionTrue)
+			}
+			expectCondition(key, metav1.ConditionFalse, ReasonPodsNotReady, "3 of 4 subnets have a ready gateway pod")
+			setPodReady(&pods[3], corev1.ConditionTrue)
+			expectCondition(key, metav1.ConditionTrue, ReasonProvisioned, "4 of 4 subnets have a ready gateway pod")
 		})
 
 		It("should carve IPv6 blocks too", func() {
@@ -100,7 +114,7 @@ var _ = Describe("Vpc Controller", func() {
 
 			By("changing a field that does not move the subnets: the pods stay")
 			patchSpec(key, func(s *networkv1.VpcSpec) { s.VpcName = "renamed" })
-			expectCondition(key, metav1.ConditionTrue, ReasonProvisioned, "2 of 2 subnets have a gateway pod")
+			expectCondition(key, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 2 subnets have a ready gateway pod")
 			Consistently(func() []string { return podNames(activePods(key)) }, time.Second).Should(Equal(before))
 
 			By("changing subnetnum: every subnet moves")
@@ -172,7 +186,33 @@ var _ = Describe("Vpc Controller", func() {
 
 			patchSpec(key, func(s *networkv1.VpcSpec) { s.SubnetNum = 1 })
 			expectSubnets(key, []string{"10.0.0.0/16"})
-			expectCondition(key, metav1.ConditionTrue, ReasonProvisioned, "1 of 1 subnets have a gateway pod")
+			setPodReady(&activePods(key)[0], corev1.ConditionTrue)
+			expectCondition(key, metav1.ConditionTrue, ReasonProvisioned, "1 of 1 subnets have a ready gateway pod")
+		})
+	})
+
+	Context("In a namespace that enforces the restricted Pod Security Standard", func() {
+		It("should have its gateway pods admitted", func() {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+				GenerateName: "vpc-restricted-",
+				Labels:       map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},
+			}}
+			Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+			key = types.NamespacedName{Name: "restricted", Namespace: ns.Name}
+			createVpc("10.0.0.0/16", 2)
+			expectSubnets(key, []string{"10.0.0.0/17", "10.0.128.0/17"})
+		})
+	})
+
+	Context("When a gateway pod to delete is already gone", func() {
+		It("should neither log nor record a deletion it did not make", func() {
+			recorder := events.NewFakeRecorder(10)
+			r := &VpcReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), APIReader: k8sClient, Recorder: recorder}
+			vpc := &networkv1.Vpc{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: key.Namespace}}
+			gone := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone-x", Namespace: key.Namespace, UID: "gone-uid"}}
+
+			Expect(r.deletePod(ctx, vpc, gone)).To(Succeed())
+			Expect(recorder.Events).To(BeEmpty())
 		})
 	})
 
@@ -228,6 +268,21 @@ func activePods(key types.NamespacedName) []corev1.Pod {
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	return pods
+}
+
+// setPodReady sets the pod's Ready condition, as the kubelet does.
+func setPodReady(pod *corev1.Pod, status corev1.ConditionStatus) {
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+	ExpectWithOffset(1, k8sClient.Status().Update(ctx, pod)).To(Succeed())
+}
+
+// managers lists obj's managedFields entries as "manager subresource".
+func managers(obj client.Object) []string {
+	var out []string
+	for _, m := range obj.GetManagedFields() {
+		out = append(out, m.Manager+" "+m.Subresource)
+	}
+	return out
 }
 
 func podNames(pods []corev1.Pod) []string {

@@ -24,10 +24,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -40,9 +42,23 @@ const (
 	// CustomPodLabel marks the pods of a CustomPod; its value is the CustomPod's
 	// name. The client-go and operator-sdk implementations use the same label.
 	CustomPodLabel = "zhhnzw.mock.com/custompod"
+	// ManagedByLabel is the recommended label naming the controller that
+	// manages an object: cmd/main.go caches only the pods that carry it.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedBy is this controller's value of ManagedByLabel.
+	ManagedBy = "custompod-controller"
 
 	// ConditionReady is the condition type in status.conditions.
 	ConditionReady = "Ready"
+
+	// FieldManager names this controller in the managedFields of what it
+	// writes (`kubectl get -o yaml --show-managed-fields`), rather than the
+	// binary's name the API server would take from the user agent.
+	FieldManager = "custompod-controller"
+
+	// PodImage is the pods' image: a tag, not :latest, which the kubelet
+	// pulls on every start; IfNotPresent then runs the copy a node has.
+	PodImage = "busybox:1.36"
 
 	// Reasons, for events and for the Ready condition. The event reasons are
 	// the ones a ReplicaSet uses.
@@ -50,8 +66,11 @@ const (
 	ReasonSuccessfulDelete = "SuccessfulDelete"
 	ReasonFailedCreate     = "FailedCreate"
 	ReasonFailedDelete     = "FailedDelete"
-	// ReasonScaled: spec.replicas pods exist (Ready=True).
-	ReasonScaled = "Scaled"
+	// ReasonPodsReady: spec.replicas pods exist and are ready (Ready=True).
+	ReasonPodsReady = "PodsReady"
+	// ReasonPodsNotReady: fewer pods are ready than spec.replicas asks, while
+	// they start (Ready=False).
+	ReasonPodsNotReady = "PodsNotReady"
 	// ReasonScaleFailed: creating or deleting a pod failed (Ready=False).
 	ReasonScaleFailed = "ScaleFailed"
 )
@@ -162,7 +181,7 @@ func (r *CustomPodReconciler) scaleUp(ctx context.Context, cp *zhhnzwv1.CustomPo
 		if err != nil {
 			return pods, err
 		}
-		if err := r.Create(ctx, pod); err != nil {
+		if err := r.Create(ctx, pod, client.FieldOwner(FieldManager)); err != nil {
 			r.event(cp, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
 			return pods, fmt.Errorf("creating pod: %w", err)
 		}
@@ -187,7 +206,14 @@ func (r *CustomPodReconciler) scaleDown(ctx context.Context, cp *zhhnzwv1.Custom
 	})
 	for deleted := range n {
 		pod := &pods[deleted]
-		if err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+		err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+		if apierrors.IsNotFound(err) {
+			// Someone else deleted it: gone, as wanted, but not by this
+			// controller, so no "Deleted pod" log line or event.
+			log.V(1).Info("Pod already gone", "pod", pod.Name)
+			continue
+		}
+		if err != nil {
 			r.event(cp, pod, corev1.EventTypeWarning, ReasonFailedDelete, "Delete", "Error deleting pod %s: %v", pod.Name, err)
 			return pods[deleted:], fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 		}
@@ -204,13 +230,27 @@ func (r *CustomPodReconciler) newPod(cp *zhhnzwv1.CustomPod) (*corev1.Pod, error
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: cp.Name + "-",
 			Namespace:    cp.Namespace,
-			Labels:       map[string]string{CustomPodLabel: cp.Name},
+			Labels:       map[string]string{CustomPodLabel: cp.Name, ManagedByLabel: ManagedBy},
 		},
 		Spec: corev1.PodSpec{
+			// What the "restricted" Pod Security Standard asks, so that a
+			// namespace that enforces it admits the pods.
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: ptr.To(true),
+				// busybox's image runs as root, and the kubelet refuses to
+				// start it with runAsNonRoot unless a user is named: nobody.
+				RunAsUser:      ptr.To[int64](65534),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
 			Containers: []corev1.Container{{
-				Name:    "busybox",
-				Image:   "busybox",
-				Command: []string{"sleep", "3600"},
+				Name:            "busybox",
+				Image:           PodImage,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         []string{"sleep", "3600"},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
 			}},
 		},
 	}
@@ -222,28 +262,37 @@ func (r *CustomPodReconciler) newPod(cp *zhhnzwv1.CustomPod) (*corev1.Pod, error
 	return pod, nil
 }
 
-// updateStatus writes replicas, podNames and the Ready condition, and only
-// when they changed, so that a reconcile with nothing to do writes nothing.
+// updateStatus writes replicas, readyReplicas, podNames and the Ready
+// condition, and only when they changed, so that a reconcile with nothing to
+// do writes nothing.
 func (r *CustomPodReconciler) updateStatus(ctx context.Context, cp *zhhnzwv1.CustomPod, desired int32,
 	pods []corev1.Pod, scaleErr error) error {
 	names := make([]string, 0, len(pods))
-	for _, pod := range pods {
-		names = append(names, pod.Name)
+	readyPods := int32(0)
+	for i := range pods {
+		names = append(names, pods[i].Name)
+		if isPodReady(&pods[i]) {
+			readyPods++
+		}
 	}
 	sort.Strings(names)
 
 	status := cp.Status.DeepCopy()
 	status.Replicas = int32(len(names))
+	status.ReadyReplicas = readyPods
 	status.PodNames = names
 	ready := metav1.Condition{
 		Type:               ConditionReady,
 		Status:             metav1.ConditionTrue,
-		Reason:             ReasonScaled,
-		Message:            fmt.Sprintf("%d of %d pods", len(names), desired),
+		Reason:             ReasonPodsReady,
+		Message:            fmt.Sprintf("%d of %d pods ready", readyPods, desired),
 		ObservedGeneration: cp.Generation,
 	}
-	if scaleErr != nil {
+	switch {
+	case scaleErr != nil:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonScaleFailed, scaleErr.Error()
+	case readyPods != desired:
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonPodsNotReady
 	}
 	meta.SetStatusCondition(&status.Conditions, ready)
 
@@ -255,10 +304,22 @@ func (r *CustomPodReconciler) updateStatus(ctx context.Context, cp *zhhnzwv1.Cus
 	// of the status, so there is no need to fail on a stale resourceVersion.
 	patch := client.MergeFrom(cp.DeepCopy())
 	cp.Status = *status
-	if err := r.Status().Patch(ctx, cp, patch); client.IgnoreNotFound(err) != nil {
+	if err := r.Status().Patch(ctx, cp, patch, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil
+}
+
+// isPodReady says whether a pod's Ready condition is True: the kubelet sets it
+// once every container runs and passes its readiness probe. A ReplicaSet's
+// readyReplicas counts the same.
+func isPodReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func (r *CustomPodReconciler) event(cp *zhhnzwv1.CustomPod, related runtime.Object, eventtype, reason, action, note string, args ...any) {

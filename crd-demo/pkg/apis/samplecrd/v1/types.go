@@ -49,8 +49,17 @@ type NetworkStatus struct {
 	// ObservedGeneration is the metadata.generation the status describes.
 	// It tells a reader whether the controller has seen the latest spec.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// NetworkID is the ID of the backend network this Network made. The
+	// controller finds its backend network by this ID first, and by name
+	// only when there is none.
+	NetworkID string `json:"networkID,omitempty"`
 	// Conditions holds the Ready condition: True once the backend network
-	// matches the spec, False with a reason when the backend refused it.
+	// matches the spec, False with a reason when the backend refused it or
+	// its network of the same name belongs to someone else. A map keyed by
+	// type, as in the CRD's schema: server-side apply merges each condition
+	// on its own, so a writer owns only the conditions it sets.
+	// +listType=map
+	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -62,7 +71,7 @@ const ConditionReady = "Ready"
 // NetworkList is a list of Network resources.
 type NetworkList struct {
 	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata"`
+	metav1.ListMeta `json:"metadata,omitempty"`
 
 	Items []Network `json:"items"`
 }

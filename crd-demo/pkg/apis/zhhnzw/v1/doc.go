@@ -3,5 +3,7 @@
 // served by a controller written with client-go alone.
 //
 // +k8s:deepcopy-gen=package
+// +k8s:openapi-gen=true
+// +k8s:openapi-model-package=com.example.k8s-demo.crd-demo.pkg.apis.zhhnzw.v1
 // +groupName=zhhnzw.mock.com
 package v1

@@ -29,12 +29,17 @@ type CustomPodSpec struct {
 // CustomPodStatus is the observed state of a CustomPod.
 type CustomPodStatus struct {
 	// Replicas is how many of the CustomPod's pods exist and are not being
-	// deleted. Always written, so that the Ready column shows 0 rather than nothing.
+	// deleted, as a ReplicaSet's status.replicas. Always written, so that the
+	// Current column shows 0 rather than nothing.
 	Replicas int32 `json:"replicas"`
+	// ReadyReplicas is how many of those pods have their Ready condition
+	// True, as a ReplicaSet's status.readyReplicas. Always written, too.
+	ReadyReplicas int32 `json:"readyReplicas"`
 	// PodNames lists those pods, sorted by name.
 	PodNames []string `json:"podNames,omitempty"`
-	// Conditions holds the Ready condition: True when Replicas pods run as
-	// asked, False with a reason while creating or deleting pods fails.
+	// Conditions holds the Ready condition: True when ReadyReplicas equals
+	// spec.replicas; False while pods start, or with a reason while creating
+	// or deleting pods fails.
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 

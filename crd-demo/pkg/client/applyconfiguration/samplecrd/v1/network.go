@@ -19,8 +19,11 @@ limitations under the License.
 package v1
 
 import (
+	samplecrdv1 "example.com/k8s-demo/crd-demo/pkg/apis/samplecrd/v1"
+	internal "example.com/k8s-demo/crd-demo/pkg/client/applyconfiguration/internal"
 	apismetav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
+	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
 	metav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -47,6 +50,47 @@ func Network(name, namespace string) *NetworkApplyConfiguration {
 	b.WithKind("Network")
 	b.WithAPIVersion("samplecrd.k8s.io/v1")
 	return b
+}
+
+// ExtractNetworkFrom extracts the applied configuration owned by fieldManager from
+// network for the specified subresource. Pass an empty string for subresource to extract
+// the main resource. Common subresources include "status", "scale", etc.
+// network must be a unmodified Network API object that was retrieved from the Kubernetes API.
+// ExtractNetworkFrom provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractNetworkFrom(network *samplecrdv1.Network, fieldManager string, subresource string) (*NetworkApplyConfiguration, error) {
+	b := &NetworkApplyConfiguration{}
+	err := managedfields.ExtractInto(network, internal.Parser().Type("com.example.k8s-demo.crd-demo.pkg.apis.samplecrd.v1.Network"), fieldManager, b, subresource)
+	if err != nil {
+		return nil, err
+	}
+	b.WithName(network.Name)
+	b.WithNamespace(network.Namespace)
+
+	b.WithKind("Network")
+	b.WithAPIVersion("samplecrd.k8s.io/v1")
+	return b, nil
+}
+
+// ExtractNetwork extracts the applied configuration owned by fieldManager from
+// network. If no managedFields are found in network for fieldManager, a
+// NetworkApplyConfiguration is returned with only the Name, Namespace (if applicable),
+// APIVersion and Kind populated. It is possible that no managed fields were found for because other
+// field managers have taken ownership of all the fields previously owned by fieldManager, or because
+// the fieldManager never owned fields any fields.
+// network must be a unmodified Network API object that was retrieved from the Kubernetes API.
+// ExtractNetwork provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractNetwork(network *samplecrdv1.Network, fieldManager string) (*NetworkApplyConfiguration, error) {
+	return ExtractNetworkFrom(network, fieldManager, "")
+}
+
+// ExtractNetworkStatus extracts the applied configuration owned by fieldManager from
+// network for the status subresource.
+func ExtractNetworkStatus(network *samplecrdv1.Network, fieldManager string) (*NetworkApplyConfiguration, error) {
+	return ExtractNetworkFrom(network, fieldManager, "status")
 }
 
 func (b NetworkApplyConfiguration) IsApplyConfiguration() {}

@@ -30,8 +30,15 @@ type NetworkStatusApplyConfiguration struct {
 	// ObservedGeneration is the metadata.generation the status describes.
 	// It tells a reader whether the controller has seen the latest spec.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	// NetworkID is the ID of the backend network this Network made. The
+	// controller finds its backend network by this ID first, and by name
+	// only when there is none.
+	NetworkID *string `json:"networkID,omitempty"`
 	// Conditions holds the Ready condition: True once the backend network
-	// matches the spec, False with a reason when the backend refused it.
+	// matches the spec, False with a reason when the backend refused it or
+	// its network of the same name belongs to someone else. A map keyed by
+	// type, as in the CRD's schema: server-side apply merges each condition
+	// on its own, so a writer owns only the conditions it sets.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
@@ -46,6 +53,14 @@ func NetworkStatus() *NetworkStatusApplyConfiguration {
 // If called multiple times, the ObservedGeneration field is set to the value of the last call.
 func (b *NetworkStatusApplyConfiguration) WithObservedGeneration(value int64) *NetworkStatusApplyConfiguration {
 	b.ObservedGeneration = &value
+	return b
+}
+
+// WithNetworkID sets the NetworkID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NetworkID field is set to the value of the last call.
+func (b *NetworkStatusApplyConfiguration) WithNetworkID(value string) *NetworkStatusApplyConfiguration {
+	b.NetworkID = &value
 	return b
 }
 

@@ -19,8 +19,11 @@ limitations under the License.
 package v1
 
 import (
+	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	internal "example.com/k8s-demo/crd-demo/pkg/client/applyconfiguration/internal"
 	apismetav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	types "k8s.io/apimachinery/pkg/types"
+	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
 	metav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -46,6 +49,47 @@ func CustomPod(name, namespace string) *CustomPodApplyConfiguration {
 	b.WithKind("CustomPod")
 	b.WithAPIVersion("zhhnzw.mock.com/v1")
 	return b
+}
+
+// ExtractCustomPodFrom extracts the applied configuration owned by fieldManager from
+// customPod for the specified subresource. Pass an empty string for subresource to extract
+// the main resource. Common subresources include "status", "scale", etc.
+// customPod must be a unmodified CustomPod API object that was retrieved from the Kubernetes API.
+// ExtractCustomPodFrom provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractCustomPodFrom(customPod *zhhnzwv1.CustomPod, fieldManager string, subresource string) (*CustomPodApplyConfiguration, error) {
+	b := &CustomPodApplyConfiguration{}
+	err := managedfields.ExtractInto(customPod, internal.Parser().Type("com.example.k8s-demo.crd-demo.pkg.apis.zhhnzw.v1.CustomPod"), fieldManager, b, subresource)
+	if err != nil {
+		return nil, err
+	}
+	b.WithName(customPod.Name)
+	b.WithNamespace(customPod.Namespace)
+
+	b.WithKind("CustomPod")
+	b.WithAPIVersion("zhhnzw.mock.com/v1")
+	return b, nil
+}
+
+// ExtractCustomPod extracts the applied configuration owned by fieldManager from
+// customPod. If no managedFields are found in customPod for fieldManager, a
+// CustomPodApplyConfiguration is returned with only the Name, Namespace (if applicable),
+// APIVersion and Kind populated. It is possible that no managed fields were found for because other
+// field managers have taken ownership of all the fields previously owned by fieldManager, or because
+// the fieldManager never owned fields any fields.
+// customPod must be a unmodified CustomPod API object that was retrieved from the Kubernetes API.
+// ExtractCustomPod provides a way to perform a extract/modify-in-place/apply workflow.
+// Note that an extracted apply configuration will contain fewer fields than what the fieldManager previously
+// applied if another fieldManager has updated or force applied any of the previously applied fields.
+func ExtractCustomPod(customPod *zhhnzwv1.CustomPod, fieldManager string) (*CustomPodApplyConfiguration, error) {
+	return ExtractCustomPodFrom(customPod, fieldManager, "")
+}
+
+// ExtractCustomPodStatus extracts the applied configuration owned by fieldManager from
+// customPod for the status subresource.
+func ExtractCustomPodStatus(customPod *zhhnzwv1.CustomPod, fieldManager string) (*CustomPodApplyConfiguration, error) {
+	return ExtractCustomPodFrom(customPod, fieldManager, "status")
 }
 
 func (b CustomPodApplyConfiguration) IsApplyConfiguration() {}

@@ -28,12 +28,17 @@ import (
 // CustomPodStatus is the observed state of a CustomPod.
 type CustomPodStatusApplyConfiguration struct {
 	// Replicas is how many of the CustomPod's pods exist and are not being
-	// deleted. Always written, so that the Ready column shows 0 rather than nothing.
+	// deleted, as a ReplicaSet's status.replicas. Always written, so that the
+	// Current column shows 0 rather than nothing.
 	Replicas *int32 `json:"replicas,omitempty"`
+	// ReadyReplicas is how many of those pods have their Ready condition
+	// True, as a ReplicaSet's status.readyReplicas. Always written, too.
+	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
 	// PodNames lists those pods, sorted by name.
 	PodNames []string `json:"podNames,omitempty"`
-	// Conditions holds the Ready condition: True when Replicas pods run as
-	// asked, False with a reason while creating or deleting pods fails.
+	// Conditions holds the Ready condition: True when ReadyReplicas equals
+	// spec.replicas; False while pods start, or with a reason while creating
+	// or deleting pods fails.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
@@ -48,6 +53,14 @@ func CustomPodStatus() *CustomPodStatusApplyConfiguration {
 // If called multiple times, the Replicas field is set to the value of the last call.
 func (b *CustomPodStatusApplyConfiguration) WithReplicas(value int32) *CustomPodStatusApplyConfiguration {
 	b.Replicas = &value
+	return b
+}
+
+// WithReadyReplicas sets the ReadyReplicas field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReadyReplicas field is set to the value of the last call.
+func (b *CustomPodStatusApplyConfiguration) WithReadyReplicas(value int32) *CustomPodStatusApplyConfiguration {
+	b.ReadyReplicas = &value
 	return b
 }
 

@@ -1,0 +1,102 @@
+package custompod
+
+import (
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"example.com/k8s-demo/e2e/harness"
+)
+
+// fieldManager is the name the three controllers write under, in the
+// managedFields of the pods and of the CustomPod's status.
+const fieldManager = "custompod-controller"
+
+// TestCustomPodRestricted runs each implementation in a namespace that
+// enforces the "restricted" Pod Security Standard: the pods must be
+// admitted, run and be ready. Then it checks what the three have in common:
+// the same pod, and their name in managedFields.
+func TestCustomPodRestricted(t *testing.T) {
+	parallel(t)
+	var mu sync.Mutex
+	podSpecs := map[string]string{} // implementation → its pod's spec, as JSON
+	t.Run("each", func(t *testing.T) {
+		for _, impl := range implementations {
+			t.Run(impl.name, func(t *testing.T) {
+				parallel(t)
+				h := harness.New(t)
+				const name = "custompod-sample"
+				h.Track("custompod/" + name)
+				h.EnforceRestricted()
+				startController(h, impl)
+
+				h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+				h.Kubectl("scale", "custompod/"+name, "--replicas=2")
+				waitForPods(h, name, 2)
+
+				pods := ownedPods(h, name)
+				for _, p := range pods {
+					expectManager(t, "pod "+p.Name, p.ManagedFields, "")
+				}
+				var cp metav1.PartialObjectMetadata
+				raw, err := h.Env.Client.CoreV1().RESTClient().Get().
+					AbsPath("/apis/zhhnzw.mock.com/v1/namespaces", h.Namespace, "custompods", name).DoRaw(h.Ctx)
+				if err == nil {
+					err = json.Unmarshal(raw, &cp)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				expectManager(t, "custompod "+name, cp.ManagedFields, "status")
+
+				mu.Lock()
+				podSpecs[impl.name] = podTemplate(t, pods[0])
+				mu.Unlock()
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	want := podSpecs[implementations[0].name]
+	for _, impl := range implementations[1:] {
+		if got := podSpecs[impl.name]; got != want {
+			t.Errorf("%s and %s make different pods:\n%s: %s\n%s: %s",
+				implementations[0].name, impl.name, implementations[0].name, want, impl.name, got)
+		}
+	}
+}
+
+// podTemplate is what a pod's spec says of the controller's template, as
+// JSON: what the API server adds that differs from pod to pod (the node, the
+// ServiceAccount token's volume) taken out.
+func podTemplate(t *testing.T, pod corev1.Pod) string {
+	t.Helper()
+	spec := pod.Spec.DeepCopy()
+	spec.NodeName, spec.Volumes = "", nil
+	for i := range spec.Containers {
+		spec.Containers[i].VolumeMounts = nil
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// expectManager fails the test unless managedFields has an entry of
+// fieldManager for subresource ("" for the object itself).
+func expectManager(t *testing.T, what string, managedFields []metav1.ManagedFieldsEntry, subresource string) {
+	t.Helper()
+	var seen []string
+	for _, m := range managedFields {
+		seen = append(seen, m.Manager+" "+m.Subresource)
+	}
+	if !slices.Contains(seen, fieldManager+" "+subresource) {
+		t.Errorf("%s: no managedFields entry of %s for subresource %q; entries: %q", what, fieldManager, subresource, seen)
+	}
+}
