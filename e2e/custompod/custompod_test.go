@@ -216,8 +216,8 @@ func testScale(t *testing.T, impl implementation) {
 
 	// It did all this with only the RBAC its module ships: the pods and the
 	// status above, and the events below, each needed a verb of its role.
-	expectEvent(h, name, "SuccessfulCreate")
-	expectEvent(h, name, "SuccessfulDelete")
+	h.ExpectEvent("CustomPod", name, "SuccessfulCreate")
+	h.ExpectEvent("CustomPod", name, "SuccessfulDelete")
 	h.ExpectAPIServerLogged(ctrl)
 }
 
@@ -271,29 +271,6 @@ func readyOf(cp *customPod) string {
 		}
 	}
 	return ""
-}
-
-// expectEvent fails the test unless an event with reason is about the
-// CustomPod. Recorders drop an event the API refuses (logging it), so the
-// event in the API is what shows the role grants it.
-func expectEvent(h *harness.H, name, reason string) {
-	h.Helper()
-	h.WaitFor(fmt.Sprintf("a %s event about CustomPod %s", reason, name), 30*time.Second, func(ctx context.Context) (bool, string, error) {
-		list, err := h.Env.Client.EventsV1().Events(h.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		var seen []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind == "CustomPod" && e.Regarding.Name == name {
-				if e.Reason == reason {
-					return true, "", nil
-				}
-				seen = append(seen, e.Reason)
-			}
-		}
-		return false, fmt.Sprintf("events about it: %v", seen), nil
-	})
 }
 
 // ownedPods lists the pods that carry the CustomPod's label and are

@@ -221,6 +221,31 @@ func (h *H) WaitFor(what string, timeout time.Duration, check Check) {
 	h.Logf("waited %s for %s", time.Since(start).Round(time.Millisecond), what)
 }
 
+// ExpectEvent waits for an event with reason about the object of kind and
+// name in the test's namespace, and fails the test if none comes. A
+// controller's recorder drops an event the API server refuses, and only logs
+// it: the event in the API is what shows the controller's role lets it
+// record events.
+func (h *H) ExpectEvent(kind, name, reason string) {
+	h.Helper()
+	h.WaitFor(fmt.Sprintf("a %s event about %s %s", reason, kind, name), 30*time.Second, func(ctx context.Context) (bool, string, error) {
+		list, err := h.Env.Client.EventsV1().Events(h.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind == kind && e.Regarding.Name == name {
+				if e.Reason == reason {
+					return true, "", nil
+				}
+				seen = append(seen, e.Reason)
+			}
+		}
+		return false, fmt.Sprintf("events about it: %v", seen), nil
+	})
+}
+
 // Dump writes what a reader needs to see why a test failed: the namespace's
 // events, its pods and the tracked objects, and the processes' logs.
 func (h *H) Dump(w io.Writer) {

@@ -115,30 +115,6 @@ func installAsManager(h *harness.H) string {
 	return h.KubeconfigAs("manager", "manager-role")
 }
 
-// expectEvent fails the test unless an event with reason is about the
-// object. The manager runs with only its generated RBAC: its writes above
-// show the verbs they needed, and the event shows it may record events (a
-// recorder drops an event the API server refuses, and only logs it).
-func expectEvent(h *harness.H, kind, name, reason string) {
-	h.Helper()
-	h.WaitFor(fmt.Sprintf("a %s event about %s %s", reason, kind, name), 30*time.Second, func(ctx context.Context) (bool, string, error) {
-		list, err := h.Env.Client.EventsV1().Events(h.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		var seen []string
-		for _, e := range list.Items {
-			if e.Regarding.Kind == kind && e.Regarding.Name == name {
-				if e.Reason == reason {
-					return true, "", nil
-				}
-				seen = append(seen, e.Reason)
-			}
-		}
-		return false, fmt.Sprintf("events about it: %v", seen), nil
-	})
-}
-
 // startManagerBinary is startManager with the manager built and run as a
 // binary, so that it can be killed (SIGKILL) and restarted in a second; in
 // the cluster, it is killed in its pod and restarted in a new one.
@@ -234,7 +210,7 @@ func TestPodSet(t *testing.T) {
 	}
 	expectManaged(h, "podset-controller", "apps.mock.com/podset=podset-sample",
 		"/apis/apps.mock.com/v1alpha1/namespaces/"+h.Namespace+"/podsets/podset-sample")
-	expectEvent(h, "PodSet", "podset-sample", "SuccessfulCreate")
+	h.ExpectEvent("PodSet", "podset-sample", "SuccessfulCreate")
 }
 
 // expectManaged fails the test unless the controller's writes carry its
@@ -333,7 +309,7 @@ func TestVpc(t *testing.T) {
 	if out := h.Kubectl("get", "events", "--field-selector", "involvedObject.name=vpc-sample,type=Warning"); !strings.Contains(out, "InvalidSubnetting") {
 		t.Errorf("no InvalidSubnetting warning event:\n%s", out)
 	}
-	expectEvent(h, "Vpc", "vpc-sample", "SuccessfulCreate")
+	h.ExpectEvent("Vpc", "vpc-sample", "SuccessfulCreate")
 }
 
 // The sample PodBuggerTool's debugger: an ephemeral container named after it.
@@ -418,7 +394,7 @@ func TestPodBuggerTool(t *testing.T) {
 	} else {
 		t.Log("the cluster's nodes are kwok's, which run no container: the debugger is in the pod's spec, not running")
 	}
-	expectEvent(h, "PodBuggerTool", "podbuggertool-sample", "DebuggerAdded")
+	h.ExpectEvent("PodBuggerTool", "podbuggertool-sample", "DebuggerAdded")
 }
 
 // TestPodBuggerToolSurvivesKills kills the manager with SIGKILL at random

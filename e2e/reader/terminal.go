@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,6 +15,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 )
+
+// markerEcho is the echo of a block's end marker.
+var markerEcho = regexp.MustCompile(`(?m)^: reader-step-[0-9]+`)
 
 // Terminals are a reader's terminals: one tmux window each, on a tmux server
 // of their own, each running an interactive shell (bash or zsh) that starts
@@ -254,9 +258,11 @@ func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *Keeps
 		}
 	}
 	var res Result
+	// The marker is typed while the block still runs: its echo can land
+	// at the start of a line of the block's output, which it is not part of.
 	shown := func() string {
 		h := t.history(w)
-		return output(h[min(start, len(h)):])
+		return markerEcho.ReplaceAllString(output(h[min(start, len(h)):]), "")
 	}
 	if runs != nil {
 		var ended error
