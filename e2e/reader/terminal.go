@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,9 +14,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 )
-
-// markerEcho is the echo of a block's end marker.
-var markerEcho = regexp.MustCompile(`(?m)^: reader-step-[0-9]+`)
 
 // Terminals are a reader's terminals: one tmux window each, on a tmux server
 // of their own, each running an interactive shell (bash or zsh) that starts
@@ -258,11 +254,17 @@ func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *Keeps
 		}
 	}
 	var res Result
-	// The marker is typed while the block still runs: its echo can land
-	// at the start of a line of the block's output, which it is not part of.
+	// The end marker is typed while the block still runs: its echo can
+	// land at the start of a line of the block's output, which it is not
+	// part of.
+	marker := ": reader-step-" + strconv.Itoa(t.seq+1)
 	shown := func() string {
 		h := t.history(w)
-		return markerEcho.ReplaceAllString(output(h[min(start, len(h)):]), "")
+		lines := strings.Split(output(h[min(start, len(h)):]), "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, marker)
+		}
+		return strings.Join(lines, "\n")
 	}
 	if runs != nil {
 		var ended error
@@ -292,7 +294,6 @@ func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *Keeps
 		return res, nil
 	}
 	t.seq++
-	marker := ": reader-step-" + strconv.Itoa(t.seq)
 	if err := t.send(w, marker); err != nil {
 		return Result{}, err
 	}
