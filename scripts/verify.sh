@@ -32,8 +32,9 @@ for m in $(modules); do
     make -s -C "$ROOT/$m" verify || rc=1
   elif has_target "$ROOT/$m" manifests && has_target "$ROOT/$m" generate; then
     # The kubebuilder layout has no verify target: regenerating must change
-    # nothing (operator-sdk's adds the OLM bundle to what is generated).
-    targets="manifests generate"
+    # nothing (operator-sdk's adds the OLM bundle to what is generated), and
+    # neither may the installer, dist/install.yaml, with the default image.
+    targets="manifests generate build-installer"
     has_target "$ROOT/$m" bundle && targets+=" bundle"
     echo ">> $m: make $targets changes nothing"
     # The scaffolds' boilerplate says YEAR, which `make generate` replaces
