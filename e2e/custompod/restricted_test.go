@@ -2,7 +2,6 @@ package custompod
 
 import (
 	"encoding/json"
-	"slices"
 	"sync"
 	"testing"
 
@@ -40,7 +39,7 @@ func TestCustomPodRestricted(t *testing.T) {
 
 				pods := ownedPods(h, name)
 				for _, p := range pods {
-					expectManager(t, "pod "+p.Name, p.ManagedFields, "")
+					h.ExpectManager(&p, fieldManager, "")
 				}
 				var cp metav1.PartialObjectMetadata
 				raw, err := h.Env.Client.CoreV1().RESTClient().Get().
@@ -51,7 +50,7 @@ func TestCustomPodRestricted(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				expectManager(t, "custompod "+name, cp.ManagedFields, "status")
+				h.ExpectManager(&cp, fieldManager, "status")
 
 				mu.Lock()
 				podSpecs[impl.name] = podTemplate(t, pods[0])
@@ -86,17 +85,4 @@ func podTemplate(t *testing.T, pod corev1.Pod) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// expectManager fails the test unless managedFields has an entry of
-// fieldManager for subresource ("" for the object itself).
-func expectManager(t *testing.T, what string, managedFields []metav1.ManagedFieldsEntry, subresource string) {
-	t.Helper()
-	var seen []string
-	for _, m := range managedFields {
-		seen = append(seen, m.Manager+" "+m.Subresource)
-	}
-	if !slices.Contains(seen, fieldManager+" "+subresource) {
-		t.Errorf("%s: no managedFields entry of %s for subresource %q; entries: %q", what, fieldManager, subresource, seen)
-	}
 }

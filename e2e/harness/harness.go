@@ -246,6 +246,22 @@ func (h *H) ExpectEvent(kind, name, reason string) {
 	})
 }
 
+// ExpectManager fails the test unless obj's managedFields have an entry of
+// manager for subresource ("" for the object itself): the controller's
+// writes name it, not the program the API server would take from the user
+// agent.
+func (h *H) ExpectManager(obj metav1.Object, manager, subresource string) {
+	h.Helper()
+	var seen []string
+	for _, m := range obj.GetManagedFields() {
+		if m.Manager == manager && m.Subresource == subresource {
+			return
+		}
+		seen = append(seen, m.Manager+" "+m.Subresource)
+	}
+	h.Errorf("%s: no managedFields entry of %s for subresource %q; entries: %q", obj.GetName(), manager, subresource, seen)
+}
+
 // Dump writes what a reader needs to see why a test failed: the namespace's
 // events, its pods and the tracked objects, and the processes' logs.
 func (h *H) Dump(w io.Writer) {

@@ -226,19 +226,10 @@ func expectManaged(h *harness.H, manager, selector, path string) {
 	if err := get(h.Ctx, h, path, &obj); err != nil {
 		h.Fatal(err)
 	}
-	check := func(what string, entries []metav1.ManagedFieldsEntry, subresource string) {
-		var seen []string
-		for _, m := range entries {
-			seen = append(seen, m.Manager+" "+m.Subresource)
-		}
-		if !slices.Contains(seen, manager+" "+subresource) {
-			h.Errorf("%s: no managedFields entry of %s for subresource %q; entries: %q", what, manager, subresource, seen)
-		}
+	for i := range list.Items {
+		h.ExpectManager(&list.Items[i], manager, "")
 	}
-	for _, p := range list.Items {
-		check("pod "+p.Name, p.ManagedFields, "")
-	}
-	check(path, obj.ManagedFields, "status")
+	h.ExpectManager(&obj, manager, "status")
 }
 
 func TestVpc(t *testing.T) {

@@ -183,7 +183,7 @@ func main() {
 	// memory for pods it never reads. An empty DefaultNamespaces caches
 	// every namespace.
 	cacheOptions := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ManagedBy})},
+		&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ControllerName})},
 	}}
 	if watchNamespace != "" {
 		setupLog.Info("Restricting the manager to one namespace", "namespace", watchNamespace)
@@ -227,7 +227,7 @@ func main() {
 		Client:    mgr.GetClient(),
 		Scheme:    mgr.GetScheme(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("custompod-controller"),
+		Recorder:  mgr.GetEventRecorder(controller.ControllerName),
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "custompod")
 		os.Exit(1)

@@ -193,7 +193,7 @@ func main() {
 	// memory for pods they never read. An empty DefaultNamespaces caches
 	// every namespace.
 	managed, err := labels.NewRequirement(zhhnzwcontroller.ManagedByLabel, selection.In,
-		[]string{zhhnzwcontroller.ManagedBy, appscontroller.ManagedBy, networkcontroller.ManagedBy})
+		[]string{zhhnzwcontroller.ControllerName, appscontroller.ControllerName, networkcontroller.ControllerName})
 	if err != nil {
 		setupLog.Error(err, "Failed to build the pods' label selector")
 		os.Exit(1)
@@ -243,7 +243,7 @@ func main() {
 		Client:    mgr.GetClient(),
 		Scheme:    mgr.GetScheme(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("custompod-controller"),
+		Recorder:  mgr.GetEventRecorder(zhhnzwcontroller.ControllerName),
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "custompod")
 		os.Exit(1)
@@ -252,7 +252,7 @@ func main() {
 		Client:    mgr.GetClient(),
 		Scheme:    mgr.GetScheme(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("podset-controller"),
+		Recorder:  mgr.GetEventRecorder(appscontroller.ControllerName),
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "apps-podset")
 		os.Exit(1)
@@ -261,7 +261,7 @@ func main() {
 		Client:    mgr.GetClient(),
 		Scheme:    mgr.GetScheme(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("vpc-controller"),
+		Recorder:  mgr.GetEventRecorder(networkcontroller.ControllerName),
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "network-vpc")
 		os.Exit(1)
@@ -280,7 +280,7 @@ func main() {
 		Scheme:      mgr.GetScheme(),
 		PodMetadata: podMetadata,
 		APIReader:   mgr.GetAPIReader(),
-		Recorder:    mgr.GetEventRecorder("podbuggertool-controller"),
+		Recorder:    mgr.GetEventRecorder(debugcontroller.ControllerName),
 	}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "debug-podbuggertool")
 		os.Exit(1)

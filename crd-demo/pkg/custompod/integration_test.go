@@ -42,7 +42,6 @@ func TestMain(m *testing.M) {
 // back.
 func TestScaleAgainstAPIServer(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
 	cfg := apiServer.Config(t)
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	custom := clientset.NewForConfigOrDie(cfg)
@@ -68,22 +67,7 @@ func TestScaleAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(controllerKube, 0, kubeinformers.WithNamespace(ns.Name),
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelCustomPod }))
-	customInformers := informers.NewSharedInformerFactoryWithOptions(custom, 0, informers.WithNamespace(ns.Name))
-	c := NewController(ctx, controllerKube, custom, kubeInformers.Core().V1().Pods(), customInformers.Zhhnzw().V1().CustomPods())
-	kubeInformers.Start(ctx.Done())
-	customInformers.Start(ctx.Done())
-	done := make(chan error)
-	go func() { done <- c.Run(ctx, 2) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		kubeInformers.Shutdown()
-		customInformers.Shutdown()
-	}()
+	c := runController(ctx, t, controllerKube, custom, ns.Name)
 
 	customPods := custom.ZhhnzwV1().CustomPods(ns.Name)
 	cp, err := customPods.Create(ctx, &zhhnzwv1.CustomPod{
@@ -180,7 +164,6 @@ func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) {
 // follows readyReplicas and the Ready condition.
 func TestReadinessAgainstAPIServer(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
 	cfg := apiServer.Config(t)
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	custom := clientset.NewForConfigOrDie(cfg)
@@ -192,22 +175,7 @@ func TestReadinessAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithNamespace(ns.Name),
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelCustomPod }))
-	customInformers := informers.NewSharedInformerFactoryWithOptions(custom, 0, informers.WithNamespace(ns.Name))
-	c := NewController(ctx, kube, custom, kubeInformers.Core().V1().Pods(), customInformers.Zhhnzw().V1().CustomPods())
-	kubeInformers.Start(ctx.Done())
-	customInformers.Start(ctx.Done())
-	done := make(chan error)
-	go func() { done <- c.Run(ctx, 2) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		kubeInformers.Shutdown()
-		customInformers.Shutdown()
-	}()
+	runController(ctx, t, kube, custom, ns.Name)
 
 	customPods := custom.ZhhnzwV1().CustomPods(ns.Name)
 	if _, err := customPods.Create(ctx, &zhhnzwv1.CustomPod{
@@ -267,6 +235,30 @@ func TestReadinessAgainstAPIServer(t *testing.T) {
 	}
 	expectManager(t, &pods.Items[1], "custompod-controller", "")
 	expectManager(t, cp, "custompod-controller", "status")
+}
+
+// runController runs the controller on namespace ns as
+// cmd/custompod-controller does (its pod informer holding only the pods with
+// LabelCustomPod), until the test ends.
+func runController(ctx context.Context, t *testing.T, kube kubernetes.Interface, custom clientset.Interface, ns string) *Controller {
+	ctx, cancel := context.WithCancel(ctx)
+	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithNamespace(ns),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelCustomPod }))
+	customInformers := informers.NewSharedInformerFactoryWithOptions(custom, 0, informers.WithNamespace(ns))
+	c := NewController(ctx, kube, custom, kubeInformers.Core().V1().Pods(), customInformers.Zhhnzw().V1().CustomPods())
+	kubeInformers.Start(ctx.Done())
+	customInformers.Start(ctx.Done())
+	done := make(chan error)
+	go func() { done <- c.Run(ctx, 2) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		kubeInformers.Shutdown()
+		customInformers.Shutdown()
+	})
+	return c
 }
 
 // expectManager fails the test unless obj's managedFields have an entry of

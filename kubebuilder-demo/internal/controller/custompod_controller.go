@@ -45,16 +45,16 @@ const (
 	// ManagedByLabel is the recommended label naming the controller that
 	// manages an object: cmd/main.go caches only the pods that carry it.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
-	// ManagedBy is this controller's value of ManagedByLabel.
-	ManagedBy = "custompod-controller"
 
 	// ConditionReady is the condition type in status.conditions.
 	ConditionReady = "Ready"
 
-	// FieldManager names this controller in the managedFields of what it
-	// writes (`kubectl get -o yaml --show-managed-fields`), rather than the
-	// binary's name the API server would take from the user agent.
-	FieldManager = "custompod-controller"
+	// ControllerName names this controller wherever it leaves its mark: the
+	// value of ManagedByLabel on its pods, the field manager of its writes
+	// (`kubectl get -o yaml --show-managed-fields`; without one the API
+	// server takes the binary's name from the user agent), and, in
+	// cmd/main.go, the source of its events.
+	ControllerName = "custompod-controller"
 
 	// PodImage is the pods' image: a tag, not :latest, which the kubelet
 	// pulls on every start; IfNotPresent then runs the copy a node has.
@@ -181,7 +181,7 @@ func (r *CustomPodReconciler) scaleUp(ctx context.Context, cp *zhhnzwv1.CustomPo
 		if err != nil {
 			return pods, err
 		}
-		if err := r.Create(ctx, pod, client.FieldOwner(FieldManager)); err != nil {
+		if err := r.Create(ctx, pod, client.FieldOwner(ControllerName)); err != nil {
 			r.event(cp, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
 			return pods, fmt.Errorf("creating pod: %w", err)
 		}
@@ -230,7 +230,7 @@ func (r *CustomPodReconciler) newPod(cp *zhhnzwv1.CustomPod) (*corev1.Pod, error
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: cp.Name + "-",
 			Namespace:    cp.Namespace,
-			Labels:       map[string]string{CustomPodLabel: cp.Name, ManagedByLabel: ManagedBy},
+			Labels:       map[string]string{CustomPodLabel: cp.Name, ManagedByLabel: ControllerName},
 		},
 		Spec: corev1.PodSpec{
 			// What the "restricted" Pod Security Standard asks, so that a
@@ -304,7 +304,7 @@ func (r *CustomPodReconciler) updateStatus(ctx context.Context, cp *zhhnzwv1.Cus
 	// of the status, so there is no need to fail on a stale resourceVersion.
 	patch := client.MergeFrom(cp.DeepCopy())
 	cp.Status = *status
-	if err := r.Status().Patch(ctx, cp, patch, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
+	if err := r.Status().Patch(ctx, cp, patch, client.FieldOwner(ControllerName)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil

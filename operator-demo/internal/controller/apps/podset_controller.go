@@ -44,15 +44,16 @@ const (
 	// ManagedByLabel is the recommended label naming the controller that
 	// manages an object: cmd/main.go caches only the pods that carry it.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
-	// ManagedBy is this controller's value of ManagedByLabel.
-	ManagedBy = "podset-controller"
 
 	// ConditionReady is the condition type in status.conditions.
 	ConditionReady = "Ready"
 
-	// FieldManager names this controller in the managedFields of what it
-	// writes, rather than the binary's name.
-	FieldManager = "podset-controller"
+	// ControllerName names this controller wherever it leaves its mark: the
+	// value of ManagedByLabel on its pods, the field manager of its writes
+	// (`kubectl get -o yaml --show-managed-fields`; without one the API
+	// server takes the binary's name from the user agent), and, in
+	// cmd/main.go, the source of its events.
+	ControllerName = "podset-controller"
 
 	// PodImage is the pods' image: a tag, not :latest, which the kubelet
 	// pulls on every start; IfNotPresent then runs the copy a node has.
@@ -165,7 +166,7 @@ func (r *PodSetReconciler) scaleUp(ctx context.Context, ps *appsv1alpha1.PodSet,
 		if err != nil {
 			return pods, err
 		}
-		if err := r.Create(ctx, pod, client.FieldOwner(FieldManager)); err != nil {
+		if err := r.Create(ctx, pod, client.FieldOwner(ControllerName)); err != nil {
 			r.event(ps, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
 			return pods, fmt.Errorf("creating pod: %w", err)
 		}
@@ -212,7 +213,7 @@ func (r *PodSetReconciler) newPod(ps *appsv1alpha1.PodSet) (*corev1.Pod, error) 
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: ps.Name + "-",
 			Namespace:    ps.Namespace,
-			Labels:       map[string]string{PodSetLabel: ps.Name, ManagedByLabel: ManagedBy},
+			Labels:       map[string]string{PodSetLabel: ps.Name, ManagedByLabel: ControllerName},
 		},
 		Spec: corev1.PodSpec{
 			// The "restricted" Pod Security Standard, as CustomPod's pods.
@@ -278,7 +279,7 @@ func (r *PodSetReconciler) updateStatus(ctx context.Context, ps *appsv1alpha1.Po
 	}
 	patch := client.MergeFrom(ps.DeepCopy())
 	ps.Status = *status
-	if err := r.Status().Patch(ctx, ps, patch, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
+	if err := r.Status().Patch(ctx, ps, patch, client.FieldOwner(ControllerName)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil

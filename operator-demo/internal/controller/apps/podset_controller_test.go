@@ -74,7 +74,7 @@ var _ = Describe("PodSet Controller", func() {
 				Expect(pod.Spec.Containers[0].Image).To(Equal("busybox:1.36"))
 				Expect(pod.Spec.Containers[0].ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
 				Expect(pod.Spec.Containers[0].Command).To(Equal([]string{"sleep", "3600"}))
-				Expect(managers(&pod)).To(ContainElement(FieldManager + " "))
+				Expect(managers(&pod)).To(ContainElement(ControllerName + " "))
 				Expect(pod.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
 					APIVersion:         appsv1alpha1.GroupVersion.String(),
 					Kind:               "PodSet",
@@ -87,7 +87,7 @@ var _ = Describe("PodSet Controller", func() {
 			expectStatusMatchesPods(key)
 			// envtest has no kubelet: no pod is ready until the test says so.
 			expectCondition(key, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 2 pods ready")
-			Eventually(func() []string { ps := getPodSet(key); return managers(&ps) }).Should(ContainElement(FieldManager + " status"))
+			Eventually(func() []string { ps := getPodSet(key); return managers(&ps) }).Should(ContainElement(ControllerName + " status"))
 		})
 
 		It("should count ready pods in readyReplicas, and be Ready once all are", func() {

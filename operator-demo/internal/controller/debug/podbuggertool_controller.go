@@ -61,9 +61,12 @@ const (
 	// ReasonDebuggerAdded: an event, on the pod and on the PodBuggerTool.
 	ReasonDebuggerAdded = "DebuggerAdded"
 
-	// FieldManager names this controller in the managedFields of what it
-	// writes: the pods' ephemeral containers and the PodBuggerTools' status.
-	FieldManager = "podbuggertool-controller"
+	// ControllerName names this controller wherever it leaves its mark: the
+	// value of ManagedByLabel on its pods, the field manager of its writes
+	// (`kubectl get -o yaml --show-managed-fields`; without one the API
+	// server takes the binary's name from the user agent), and, in
+	// cmd/main.go, the source of its events.
+	ControllerName = "podbuggertool-controller"
 )
 
 // PodBuggerToolReconciler reconciles a PodBuggerTool: article 004's
@@ -207,7 +210,7 @@ func (r *PodBuggerToolReconciler) addDebugger(ctx context.Context, tool *debugv1
 		},
 		TargetContainerName: target,
 	})
-	if err := r.SubResource("ephemeralcontainers").Update(ctx, updated, client.FieldOwner(FieldManager)); err != nil {
+	if err := r.SubResource("ephemeralcontainers").Update(ctx, updated, client.FieldOwner(ControllerName)); err != nil {
 		r.event(pod, tool, corev1.EventTypeWarning, ReasonDebuggerFailed, "Debug", "Adding debugger %s failed: %v", name, err)
 		return fmt.Errorf("adding ephemeral container %s: %w", name, err)
 	}
@@ -267,7 +270,7 @@ func (r *PodBuggerToolReconciler) updateStatus(ctx context.Context, tool *debugv
 	}
 	patch := client.MergeFrom(tool.DeepCopy())
 	tool.Status = *status
-	if err := r.Status().Patch(ctx, tool, patch, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
+	if err := r.Status().Patch(ctx, tool, patch, client.FieldOwner(ControllerName)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil

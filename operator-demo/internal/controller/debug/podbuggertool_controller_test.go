@@ -72,7 +72,7 @@ var _ = Describe("PodBuggerTool Controller", func() {
 		Expect(ec.TargetContainerName).To(Equal("app"), "by default, the pod's first container")
 		Expect(ec.Stdin && ec.TTY).To(BeTrue(), "as kubectl debug -it: a shell that waits on its terminal")
 		Expect(getPod(Default, matching).ManagedFields).To(ContainElement(And(
-			HaveField("Manager", FieldManager), HaveField("Subresource", "ephemeralcontainers"))),
+			HaveField("Manager", ControllerName), HaveField("Subresource", "ephemeralcontainers"))),
 			"the debugger is written under the controller's field manager")
 
 		expectStatus(tool, 1, metav1.ConditionTrue, ReasonDebugging)

@@ -99,7 +99,7 @@ var _ = BeforeSuite(func() {
 		Scheme:      mgr.GetScheme(),
 		PodMetadata: podMetadata,
 		APIReader:   mgr.GetAPIReader(),
-		Recorder:    mgr.GetEventRecorder("podbuggertool-controller"),
+		Recorder:    mgr.GetEventRecorder(ControllerName),
 	}).SetupWithManager(mgr)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()

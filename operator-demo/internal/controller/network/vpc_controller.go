@@ -46,8 +46,6 @@ const (
 	// ManagedByLabel is the recommended label naming the controller that
 	// manages an object: cmd/main.go caches only the pods that carry it.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
-	// ManagedBy is this controller's value of ManagedByLabel.
-	ManagedBy = "vpc-controller"
 	// SubnetLabel holds a pod's subnet in a form a label value allows
 	// ("/" and ":" replaced: 10.0.0.0_18, fd00-0-0-4000--_50), for selectors.
 	SubnetLabel = "network.mock.com/subnet"
@@ -60,9 +58,12 @@ const (
 	// ConditionReady is the condition type in status.conditions.
 	ConditionReady = "Ready"
 
-	// FieldManager names this controller in the managedFields of what it
-	// writes, rather than the binary's name.
-	FieldManager = "vpc-controller"
+	// ControllerName names this controller wherever it leaves its mark: the
+	// value of ManagedByLabel on its pods, the field manager of its writes
+	// (`kubectl get -o yaml --show-managed-fields`; without one the API
+	// server takes the binary's name from the user agent), and, in
+	// cmd/main.go, the source of its events.
+	ControllerName = "vpc-controller"
 
 	// PodImage is the gateway pods' image: a tag, not :latest, which the
 	// kubelet pulls on every start; IfNotPresent then runs the copy a node has.
@@ -291,7 +292,7 @@ func (r *VpcReconciler) createPod(ctx context.Context, vpc *networkv1.Vpc, subne
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Create(ctx, pod, client.FieldOwner(FieldManager)); err != nil {
+	if err := r.Create(ctx, pod, client.FieldOwner(ControllerName)); err != nil {
 		r.event(vpc, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create",
 			"Error creating gateway pod for subnet %s: %v", subnet, err)
 		return nil, fmt.Errorf("creating gateway pod for subnet %s: %w", subnet, err)
@@ -312,7 +313,7 @@ func (r *VpcReconciler) newPod(vpc *networkv1.Vpc, subnet netip.Prefix) (*corev1
 			Labels: map[string]string{
 				VpcLabel:       vpc.Name,
 				SubnetLabel:    SubnetLabelValue(subnet),
-				ManagedByLabel: ManagedBy,
+				ManagedByLabel: ControllerName,
 			},
 			Annotations: map[string]string{SubnetAnnotation: subnet.String()},
 		},
@@ -402,7 +403,7 @@ func (r *VpcReconciler) updateStatus(ctx context.Context, vpc *networkv1.Vpc, po
 	}
 	patch := client.MergeFrom(vpc.DeepCopy())
 	vpc.Status = *status
-	if err := r.Status().Patch(ctx, vpc, patch, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
+	if err := r.Status().Patch(ctx, vpc, patch, client.FieldOwner(ControllerName)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil

@@ -75,7 +75,7 @@ var _ = Describe("Vpc Controller", func() {
 				Expect(pod.Spec.Containers[0].Image).To(Equal("busybox:1.36"))
 				Expect(pod.Spec.Containers[0].ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
 				Expect(pod.Spec.Containers[0].Command).To(Equal([]string{"sleep", "3600"}))
-				Expect(managers(&pod)).To(ContainElement(FieldManager + " "))
+				Expect(managers(&pod)).To(ContainElement(ControllerName + " "))
 				Expect(pod.Spec.Containers[0].Env).To(ConsistOf(corev1.EnvVar{Name: SubnetEnv, Value: cidr}))
 				Expect(pod.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
 					APIVersion:         networkv1.GroupVersion.String(),
@@ -89,7 +89,7 @@ var _ = Describe("Vpc Controller", func() {
 			// envtest has no kubelet: no pod is ready until the test says so.
 			expectCondition(key, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 4 subnets have a ready gateway pod")
 			expectEvent(key, corev1.EventTypeNormal, ReasonSuccessfulCreate, "for subnet 10.0.192.0/18")
-			Eventually(func() []string { vpc := getVpc(key); return managers(&vpc) }).Should(ContainElement(FieldManager + " status"))
+			Eventually(func() []string { vpc := getVpc(key); return managers(&vpc) }).Should(ContainElement(ControllerName + " status"))
 
 			By("marking the pods Ready, as the kubelet would")
 			pods := activePods(key)

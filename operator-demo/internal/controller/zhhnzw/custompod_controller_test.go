@@ -85,9 +85,9 @@ var _ = Describe("CustomPod Controller", func() {
 			Expect(metav1.IsControlledBy(&pod, &cp)).To(BeTrue())
 
 			By("naming the controller in managedFields, for the pod and for the status it writes")
-			Expect(managers(&pod)).To(ContainElement(FieldManager + " "))
+			Expect(managers(&pod)).To(ContainElement(ControllerName + " "))
 			Eventually(func() []string { cp := getCustomPod(typeNamespacedName); return managers(&cp) }).
-				Should(ContainElement(FieldManager + " status"))
+				Should(ContainElement(ControllerName + " status"))
 		})
 
 		It("should count ready pods in readyReplicas, and be Ready once all are", func() {
