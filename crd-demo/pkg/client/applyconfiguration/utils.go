@@ -21,9 +21,11 @@ package applyconfiguration
 import (
 	v1 "example.com/k8s-demo/crd-demo/pkg/apis/samplecrd/v1"
 	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	v2 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v2"
 	internal "example.com/k8s-demo/crd-demo/pkg/client/applyconfiguration/internal"
 	samplecrdv1 "example.com/k8s-demo/crd-demo/pkg/client/applyconfiguration/samplecrd/v1"
 	applyconfigurationzhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/client/applyconfiguration/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/crd-demo/pkg/client/applyconfiguration/zhhnzw/v2"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
@@ -48,6 +50,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &applyconfigurationzhhnzwv1.CustomPodSpecApplyConfiguration{}
 	case zhhnzwv1.SchemeGroupVersion.WithKind("CustomPodStatus"):
 		return &applyconfigurationzhhnzwv1.CustomPodStatusApplyConfiguration{}
+
+		// Group=zhhnzw.mock.com, Version=v2
+	case v2.SchemeGroupVersion.WithKind("CustomPod"):
+		return &zhhnzwv2.CustomPodApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("CustomPodSpec"):
+		return &zhhnzwv2.CustomPodSpecApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("CustomPodStatus"):
+		return &zhhnzwv2.CustomPodStatusApplyConfiguration{}
+	case v2.SchemeGroupVersion.WithKind("CustomPodTemplate"):
+		return &zhhnzwv2.CustomPodTemplateApplyConfiguration{}
 
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 )
 
 // SchemeGroupVersion is the group and version of the objects in this package.
-var SchemeGroupVersion = schema.GroupVersion{Group: zhhnzw.GroupName, Version: zhhnzw.Version}
+var SchemeGroupVersion = schema.GroupVersion{Group: zhhnzw.GroupName, Version: "v1"}
 
 // Kind takes an unqualified kind and returns a group-qualified GroupKind.
 func Kind(kind string) schema.GroupKind {

@@ -138,6 +138,75 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+- name: com.example.k8s-demo.crd-demo.pkg.apis.zhhnzw.v2.CustomPod
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+      default: {}
+    - name: spec
+      type:
+        namedType: com.example.k8s-demo.crd-demo.pkg.apis.zhhnzw.v2.CustomPodSpec
+      default: {}
+    - name: status
+      type:
+        namedType: com.example.k8s-demo.crd-demo.pkg.apis.zhhnzw.v2.CustomPodStatus
+      default: {}
+- name: com.example.k8s-demo.crd-demo.pkg.apis.zhhnzw.v2.CustomPodSpec
+  map:
+    fields:
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: template
+      type:
+        namedType: com.example.k8s-demo.crd-demo.pkg.apis.zhhnzw.v2.CustomPodTemplate
+      default: {}
+- name: com.example.k8s-demo.crd-demo.pkg.apis.zhhnzw.v2.CustomPodStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: podNames
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: readyReplicas
+      type:
+        scalar: numeric
+      default: 0
+    - name: replicas
+      type:
+        scalar: numeric
+      default: 0
+- name: com.example.k8s-demo.crd-demo.pkg.apis.zhhnzw.v2.CustomPodTemplate
+  map:
+    fields:
+    - name: command
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: image
+      type:
+        scalar: string
+      default: ""
 - name: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
   map:
     fields:

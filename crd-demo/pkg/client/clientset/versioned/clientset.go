@@ -24,6 +24,7 @@ import (
 
 	samplecrdv1 "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/typed/samplecrd/v1"
 	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/typed/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/typed/zhhnzw/v2"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -33,6 +34,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterface
 	SamplecrdV1() samplecrdv1.SamplecrdV1Interface
 	ZhhnzwV1() zhhnzwv1.ZhhnzwV1Interface
+	ZhhnzwV2() zhhnzwv2.ZhhnzwV2Interface
 }
 
 // Clientset contains the clients for groups.
@@ -40,6 +42,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	samplecrdV1 *samplecrdv1.SamplecrdV1Client
 	zhhnzwV1    *zhhnzwv1.ZhhnzwV1Client
+	zhhnzwV2    *zhhnzwv2.ZhhnzwV2Client
 }
 
 // SamplecrdV1 retrieves the SamplecrdV1Client
@@ -50,6 +53,11 @@ func (c *Clientset) SamplecrdV1() samplecrdv1.SamplecrdV1Interface {
 // ZhhnzwV1 retrieves the ZhhnzwV1Client
 func (c *Clientset) ZhhnzwV1() zhhnzwv1.ZhhnzwV1Interface {
 	return c.zhhnzwV1
+}
+
+// ZhhnzwV2 retrieves the ZhhnzwV2Client
+func (c *Clientset) ZhhnzwV2() zhhnzwv2.ZhhnzwV2Interface {
+	return c.zhhnzwV2
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -104,6 +112,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.zhhnzwV2, err = zhhnzwv2.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -127,6 +139,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.samplecrdV1 = samplecrdv1.New(c)
 	cs.zhhnzwV1 = zhhnzwv1.New(c)
+	cs.zhhnzwV2 = zhhnzwv2.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

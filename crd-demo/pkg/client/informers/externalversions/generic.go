@@ -23,6 +23,7 @@ import (
 
 	v1 "example.com/k8s-demo/crd-demo/pkg/apis/samplecrd/v1"
 	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	v2 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v2"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -60,6 +61,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		// Group=zhhnzw.mock.com, Version=v1
 	case zhhnzwv1.SchemeGroupVersion.WithResource("custompods"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Zhhnzw().V1().CustomPods().Informer()}, nil
+
+		// Group=zhhnzw.mock.com, Version=v2
+	case v2.SchemeGroupVersion.WithResource("custompods"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Zhhnzw().V2().CustomPods().Informer()}, nil
 
 	}
 

@@ -25,6 +25,8 @@ import (
 	fakesamplecrdv1 "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/typed/samplecrd/v1/fake"
 	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/typed/zhhnzw/v1"
 	fakezhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/typed/zhhnzw/v1/fake"
+	zhhnzwv2 "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/typed/zhhnzw/v2"
+	fakezhhnzwv2 "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/typed/zhhnzw/v2/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -146,4 +148,9 @@ func (c *Clientset) SamplecrdV1() samplecrdv1.SamplecrdV1Interface {
 // ZhhnzwV1 retrieves the ZhhnzwV1Client
 func (c *Clientset) ZhhnzwV1() zhhnzwv1.ZhhnzwV1Interface {
 	return &fakezhhnzwv1.FakeZhhnzwV1{Fake: &c.Fake}
+}
+
+// ZhhnzwV2 retrieves the ZhhnzwV2Client
+func (c *Clientset) ZhhnzwV2() zhhnzwv2.ZhhnzwV2Interface {
+	return &fakezhhnzwv2.FakeZhhnzwV2{Fake: &c.Fake}
 }

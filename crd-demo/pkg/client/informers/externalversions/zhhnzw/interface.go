@@ -21,12 +21,15 @@ package zhhnzw
 import (
 	internalinterfaces "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions/internalinterfaces"
 	v1 "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions/zhhnzw/v1"
+	v2 "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions/zhhnzw/v2"
 )
 
 // Interface provides access to each of this group's versions.
 type Interface interface {
 	// V1 provides access to shared informers for resources in V1.
 	V1() v1.Interface
+	// V2 provides access to shared informers for resources in V2.
+	V2() v2.Interface
 }
 
 type group struct {
@@ -43,4 +46,9 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // V1 returns a new v1.Interface.
 func (g *group) V1() v1.Interface {
 	return v1.New(g.factory, g.namespace, g.tweakListOptions)
+}
+
+// V2 returns a new v2.Interface.
+func (g *group) V2() v2.Interface {
+	return v2.New(g.factory, g.namespace, g.tweakListOptions)
 }
