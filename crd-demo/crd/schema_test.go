@@ -16,6 +16,7 @@ import (
 
 	samplecrdv1 "example.com/k8s-demo/crd-demo/pkg/apis/samplecrd/v1"
 	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v2"
 )
 
 // TestSchemasMatchGoTypes walks each Go type and its CRD schema side by side.
@@ -25,18 +26,51 @@ import (
 func TestSchemasMatchGoTypes(t *testing.T) {
 	for _, tc := range []struct {
 		file string
-		obj  any
+		objs map[string]any // by version
 	}{
-		{"network.yaml", samplecrdv1.Network{}},
-		{"custompod.yaml", zhhnzwv1.CustomPod{}},
+		{"network.yaml", map[string]any{"v1": samplecrdv1.Network{}}},
+		{"custompod.yaml", map[string]any{"v1": zhhnzwv1.CustomPod{}, "v2": zhhnzwv2.CustomPod{}}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			crd := readCRD(t, tc.file)
-			if len(crd.Spec.Versions) != 1 {
-				t.Fatalf("%d versions, want 1", len(crd.Spec.Versions))
+			if len(crd.Spec.Versions) != len(tc.objs) {
+				t.Fatalf("%d versions, want %d", len(crd.Spec.Versions), len(tc.objs))
 			}
-			compare(t, "", reflect.TypeOf(tc.obj), *crd.Spec.Versions[0].Schema.OpenAPIV3Schema)
+			for _, v := range crd.Spec.Versions {
+				obj, ok := tc.objs[v.Name]
+				if !ok {
+					t.Errorf("version %s has no Go type", v.Name)
+					continue
+				}
+				compare(t, v.Name, reflect.TypeOf(obj), *v.Schema.OpenAPIV3Schema)
+			}
 		})
+	}
+}
+
+// TestCustomPodVersions checks what the conversion webhook relies on: v1 and
+// v2 both served, v2 stored, and conversion by a webhook that speaks
+// ConversionReview v1 at pkg/conversionwebhook's path.
+func TestCustomPodVersions(t *testing.T) {
+	crd := readCRD(t, "custompod.yaml")
+	var served, stored []string
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			served = append(served, v.Name)
+		}
+		if v.Storage {
+			stored = append(stored, v.Name)
+		}
+	}
+	if !slices.Equal(served, []string{"v1", "v2"}) || !slices.Equal(stored, []string{"v2"}) {
+		t.Errorf("served %v, stored %v; want [v1 v2] and [v2]", served, stored)
+	}
+	c := crd.Spec.Conversion
+	if c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil ||
+		!slices.Equal(c.Webhook.ConversionReviewVersions, []string{"v1"}) ||
+		c.Webhook.ClientConfig == nil || c.Webhook.ClientConfig.Service == nil ||
+		c.Webhook.ClientConfig.Service.Path == nil || *c.Webhook.ClientConfig.Service.Path != "/convert" {
+		t.Errorf("conversion %+v; want strategy Webhook, conversionReviewVersions [v1], a service with path /convert", c)
 	}
 }
 

@@ -6,6 +6,20 @@
 //
 // Three implementations of one CRD must not fight over the same objects: give
 // each its own --namespace.
+//
+// The same process serves CustomPod's conversion webhook (v1 <-> v2,
+// pkg/conversionwebhook) when --conversion-port is set. Beside a local API
+// server (kwok, `make run-custompod`):
+//
+//	custompod-controller --conversion-port 9443
+//
+// makes a CA and a certificate for 127.0.0.1, and points the CRD at
+// https://127.0.0.1:9443/convert. In a cluster, --conversion-service
+// crd-demo-system/custompod-webhook does the same for a Service, or
+// --tls-cert-file and --tls-private-key-file serve cert-manager's
+// certificate. The webhook starts first, on every replica: it answers before
+// the controller's caches sync (which may need it) and whether or not this
+// replica is the leader.
 package main
 
 import (
@@ -27,12 +41,14 @@ import (
 	"example.com/k8s-demo/crd-demo/internal/leader"
 	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
 	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
+	"example.com/k8s-demo/crd-demo/pkg/conversionwebhook"
 	"example.com/k8s-demo/crd-demo/pkg/custompod"
 )
 
 var (
 	connection     kubeconfig.Flags
 	leaderElection leader.Options
+	webhook        conversionwebhook.Options
 	namespace      string
 	workers        int
 	resyncPeriod   time.Duration
@@ -41,6 +57,7 @@ var (
 func main() {
 	connection.AddFlags(flag.CommandLine)
 	leaderElection.AddFlags(flag.CommandLine, "crd-demo-custompod-controller")
+	webhook.AddFlags(flag.CommandLine)
 	flag.StringVar(&namespace, "namespace", "", "Watch CustomPods (and their pods) in this namespace only. Default: all namespaces.")
 	flag.IntVar(&workers, "workers", 2, "How many CustomPods to sync at the same time.")
 	flag.DurationVar(&resyncPeriod, "resync", 30*time.Second, "How often the informers replay their caches as update events (they are ignored: see the ResourceVersion checks).")
@@ -69,6 +86,9 @@ func checkFlags() error {
 	if err := leaderElection.Check(); err != nil {
 		return err
 	}
+	if err := webhook.Check(); err != nil {
+		return err
+	}
 	if workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", workers)
 	}
@@ -80,7 +100,32 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return leader.Run(ctx, cfg, leaderElection, func(ctx context.Context) error { return runController(ctx, cfg) })
+	if !webhook.Enabled() {
+		return leader.Run(ctx, cfg, leaderElection, func(ctx context.Context) error { return runController(ctx, cfg) })
+	}
+
+	// The webhook first, and apart from the controller: if either stops with
+	// an error, the other is stopped too, and the process exits.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The CRD patch names the controller in the CRD's managedFields, as its
+	// other writes do.
+	served, err := webhook.Start(ctx, cfg, "custompod-controller")
+	if err != nil {
+		return err
+	}
+	webhookErr := make(chan error, 1)
+	go func() {
+		err := <-served
+		cancel()
+		webhookErr <- err
+	}()
+	controllerErr := leader.Run(ctx, cfg, leaderElection, func(ctx context.Context) error { return runController(ctx, cfg) })
+	cancel()
+	if err := <-webhookErr; err != nil {
+		return fmt.Errorf("conversion webhook: %w", err)
+	}
+	return controllerErr
 }
 
 // runController builds the clients, informers and controller, and runs them
@@ -105,7 +150,7 @@ func runController(ctx context.Context, cfg *rest.Config) error {
 
 	controller := custompod.NewController(ctx, kubeClient, customClient,
 		kubeInformerFactory.Core().V1().Pods(),
-		customInformerFactory.Zhhnzw().V1().CustomPods())
+		customInformerFactory.Zhhnzw().V2().CustomPods())
 
 	kubeInformerFactory.Start(ctx.Done())
 	customInformerFactory.Start(ctx.Done())

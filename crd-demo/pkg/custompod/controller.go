@@ -32,11 +32,11 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
-	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v2"
 	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
 	customscheme "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/scheme"
-	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions/zhhnzw/v1"
-	listers "example.com/k8s-demo/crd-demo/pkg/client/listers/zhhnzw/v1"
+	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions/zhhnzw/v2"
+	listers "example.com/k8s-demo/crd-demo/pkg/client/listers/zhhnzw/v2"
 )
 
 const controllerAgentName = "custompod-controller"
@@ -45,10 +45,6 @@ const controllerAgentName = "custompod-controller"
 // (`kubectl get -o yaml --show-managed-fields`), rather than the binary's name
 // the API server would take from the user agent.
 const fieldManager = controllerAgentName
-
-// The image of the pods: a tag, not :latest, which the kubelet pulls on every
-// start; IfNotPresent then runs the copy a node already has.
-const podImage = "busybox:1.36"
 
 // The labels on every pod the controller creates.
 const (
@@ -131,11 +127,11 @@ func NewController(
 	// A CustomPod changed: sync it.
 	_, err := customPodInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
-			logger.V(4).Info("Event handler received Add", "customPod", klog.KObj(obj.(*zhhnzwv1.CustomPod)))
+			logger.V(4).Info("Event handler received Add", "customPod", klog.KObj(obj.(*zhhnzwv2.CustomPod)))
 			controller.enqueueCustomPod(logger, obj)
 		},
 		UpdateFunc: func(old, new interface{}) {
-			oldCP, newCP := old.(*zhhnzwv1.CustomPod), new.(*zhhnzwv1.CustomPod)
+			oldCP, newCP := old.(*zhhnzwv2.CustomPod), new.(*zhhnzwv2.CustomPod)
 			if oldCP.ResourceVersion == newCP.ResourceVersion {
 				return // periodic resync: nothing changed
 			}
@@ -324,7 +320,7 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 
 // updateStatus writes replicas, readyReplicas, podNames and the Ready
 // condition, but only if they changed.
-func (c *Controller) updateStatus(ctx context.Context, cp *zhhnzwv1.CustomPod, pods []*corev1.Pod, desired int32, scaleErr error) error {
+func (c *Controller) updateStatus(ctx context.Context, cp *zhhnzwv2.CustomPod, pods []*corev1.Pod, desired int32, scaleErr error) error {
 	var names []string // nil when empty, like the status the API server returns
 	ready := int32(0)
 	for _, pod := range pods {
@@ -340,7 +336,7 @@ func (c *Controller) updateStatus(ctx context.Context, cp *zhhnzwv1.CustomPod, p
 	newStatus.ReadyReplicas = ready
 	newStatus.PodNames = names
 	cond := metav1.Condition{
-		Type:               zhhnzwv1.ConditionReady,
+		Type:               zhhnzwv2.ConditionReady,
 		Status:             metav1.ConditionTrue,
 		Reason:             ReasonPodsReady,
 		Message:            fmt.Sprintf("%d of %d pods ready", ready, desired),
@@ -360,7 +356,7 @@ func (c *Controller) updateStatus(ctx context.Context, cp *zhhnzwv1.CustomPod, p
 
 	cpCopy := cp.DeepCopy()
 	cpCopy.Status = *newStatus
-	if _, err := c.customclientset.ZhhnzwV1().CustomPods(cp.Namespace).UpdateStatus(ctx, cpCopy, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+	if _, err := c.customclientset.ZhhnzwV2().CustomPods(cp.Namespace).UpdateStatus(ctx, cpCopy, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	klog.FromContext(ctx).V(4).Info("Updated status", "replicas", newStatus.Replicas, "readyReplicas", newStatus.ReadyReplicas)
@@ -385,10 +381,13 @@ func isReady(pod *corev1.Pod) bool {
 	return false
 }
 
-// newPod returns a busybox pod for cp. The owner reference with
-// controller=true makes cp the pod's one managing owner: the garbage
+// newPod returns a pod for cp, running its spec.template. The owner reference
+// with controller=true makes cp the pod's one managing owner: the garbage
 // collector deletes the pod with cp, and handleObject finds cp from the pod.
-func newPod(cp *zhhnzwv1.CustomPod) *corev1.Pod {
+// A template changed later applies to the pods made after it, as a
+// ReplicaSet's does: the pods already running are not replaced (that is a
+// Deployment's job).
+func newPod(cp *zhhnzwv2.CustomPod) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: cp.Name + "-",
@@ -398,7 +397,7 @@ func newPod(cp *zhhnzwv1.CustomPod) *corev1.Pod {
 				LabelCustomPod: cp.Name,
 			},
 			OwnerReferences: []metav1.OwnerReference{
-				*metav1.NewControllerRef(cp, zhhnzwv1.SchemeGroupVersion.WithKind("CustomPod")),
+				*metav1.NewControllerRef(cp, zhhnzwv2.SchemeGroupVersion.WithKind("CustomPod")),
 			},
 		},
 		Spec: corev1.PodSpec{
@@ -412,10 +411,15 @@ func newPod(cp *zhhnzwv1.CustomPod) *corev1.Pod {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name:            "busybox",
-				Image:           podImage,
+				// The name the pods had in v1, and have in the kubebuilder
+				// and operator-sdk demos, whatever the image.
+				Name:  "busybox",
+				Image: cp.Spec.Template.Image,
+				// A tagged image (busybox:1.36) is pulled once per node; an
+				// image without a tag is :latest, and the kubelet would pull
+				// it at every start with Always, the default for :latest.
 				ImagePullPolicy: corev1.PullIfNotPresent,
-				Command:         []string{"sleep", "3600"},
+				Command:         cp.Spec.Template.Command,
 				SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: ptr.To(false),
 					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -461,7 +465,7 @@ func (c *Controller) handleObject(logger klog.Logger, event string, obj interfac
 	if ownerRef == nil {
 		return
 	}
-	if schema.FromAPIVersionAndKind(ownerRef.APIVersion, ownerRef.Kind).GroupKind() != zhhnzwv1.Kind("CustomPod") {
+	if schema.FromAPIVersionAndKind(ownerRef.APIVersion, ownerRef.Kind).GroupKind() != zhhnzwv2.Kind("CustomPod") {
 		return
 	}
 	cp, err := c.customPodsLister.CustomPods(object.GetNamespace()).Get(ownerRef.Name)

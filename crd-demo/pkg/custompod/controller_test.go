@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v2"
 	"example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/fake"
 	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
 )
@@ -35,7 +36,7 @@ var (
 	alwaysReady = func() bool { return true }
 	now         = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	podsGVR     = corev1.SchemeGroupVersion.WithResource("pods")
-	cpGVR       = zhhnzwv1.SchemeGroupVersion.WithResource("custompods")
+	cpGVR       = zhhnzwv2.SchemeGroupVersion.WithResource("custompods")
 )
 
 type fixture struct {
@@ -45,7 +46,7 @@ type fixture struct {
 	kubeclient *k8sfake.Clientset
 	recorder   *record.FakeRecorder
 
-	customPods []*zhhnzwv1.CustomPod
+	customPods []*zhhnzwv2.CustomPod
 	pods       []*corev1.Pod
 	// newPods are in the API server but not yet in the informer's cache.
 	newPods []*corev1.Pod
@@ -90,14 +91,14 @@ func (f *fixture) newController(ctx context.Context) (*Controller, kubeinformers
 
 	i := informers.NewSharedInformerFactory(f.client, 0)
 	k8sI := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
-	c := NewController(ctx, f.kubeclient, f.client, k8sI.Core().V1().Pods(), i.Zhhnzw().V1().CustomPods())
+	c := NewController(ctx, f.kubeclient, f.client, k8sI.Core().V1().Pods(), i.Zhhnzw().V2().CustomPods())
 	c.customPodsSynced = alwaysReady
 	c.podsSynced = alwaysReady
 	c.recorder = f.recorder
 	c.clock = testingclock.NewFakePassiveClock(now)
 
 	for _, cp := range f.customPods {
-		if err := i.Zhhnzw().V1().CustomPods().Informer().GetIndexer().Add(cp); err != nil {
+		if err := i.Zhhnzw().V2().CustomPods().Informer().GetIndexer().Add(cp); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -109,7 +110,7 @@ func (f *fixture) newController(ctx context.Context) (*Controller, kubeinformers
 	return c, k8sI
 }
 
-func (f *fixture) run(ctx context.Context, cp *zhhnzwv1.CustomPod, wantErr bool) {
+func (f *fixture) run(ctx context.Context, cp *zhhnzwv2.CustomPod, wantErr bool) {
 	f.t.Helper()
 	c, _ := f.newController(ctx)
 	err := c.syncHandler(ctx, cache.MetaObjectToName(cp))
@@ -189,19 +190,20 @@ func checkAction(t *testing.T, expected, actual core.Action) {
 	}
 }
 
-func newCustomPod(name string, replicas *int32) *zhhnzwv1.CustomPod {
-	return &zhhnzwv1.CustomPod{
-		TypeMeta: metav1.TypeMeta{APIVersion: zhhnzwv1.SchemeGroupVersion.String(), Kind: "CustomPod"},
+func newCustomPod(name string, replicas *int32) *zhhnzwv2.CustomPod {
+	return &zhhnzwv2.CustomPod{
+		TypeMeta: metav1.TypeMeta{APIVersion: zhhnzwv2.SchemeGroupVersion.String(), Kind: "CustomPod"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: metav1.NamespaceDefault, UID: types.UID(name + "-uid"), Generation: 1,
 		},
-		Spec: zhhnzwv1.CustomPodSpec{Replicas: replicas},
+		// The template every v1 CustomPod has when read as v2.
+		Spec: zhhnzwv2.CustomPodSpec{Replicas: replicas, Template: zhhnzwv1.DefaultTemplate()},
 	}
 }
 
 // ownedPod returns a pod of cp, created age ago, as the API server stores it:
 // running, and ready.
-func ownedPod(cp *zhhnzwv1.CustomPod, name string, age time.Duration) *corev1.Pod {
+func ownedPod(cp *zhhnzwv2.CustomPod, name string, age time.Duration) *corev1.Pod {
 	pod := newPod(cp)
 	pod.Name = name
 	pod.CreationTimestamp = metav1.NewTime(now.Add(-age))
@@ -212,35 +214,35 @@ func ownedPod(cp *zhhnzwv1.CustomPod, name string, age time.Duration) *corev1.Po
 
 // withStatus returns a copy of cp with the status the controller writes:
 // podNames, readyReplicas of them ready, and the Ready condition.
-func withStatus(cp *zhhnzwv1.CustomPod, readyReplicas int32, ready metav1.ConditionStatus, reason, message string, podNames ...string) *zhhnzwv1.CustomPod {
+func withStatus(cp *zhhnzwv2.CustomPod, readyReplicas int32, ready metav1.ConditionStatus, reason, message string, podNames ...string) *zhhnzwv2.CustomPod {
 	cp = cp.DeepCopy()
 	cp.Status.Replicas = int32(len(podNames))
 	cp.Status.ReadyReplicas = readyReplicas
 	cp.Status.PodNames = podNames
 	cp.Status.Conditions = []metav1.Condition{{
-		Type: zhhnzwv1.ConditionReady, Status: ready, Reason: reason, Message: message,
+		Type: zhhnzwv2.ConditionReady, Status: ready, Reason: reason, Message: message,
 		ObservedGeneration: cp.Generation, LastTransitionTime: metav1.NewTime(now),
 	}}
 	return cp
 }
 
-func (f *fixture) expectListPods(cp *zhhnzwv1.CustomPod) {
+func (f *fixture) expectListPods(cp *zhhnzwv2.CustomPod) {
 	f.kubeactions = append(f.kubeactions, core.NewListActionWithOptions(podsGVR, corev1.SchemeGroupVersion.WithKind("Pod"), cp.Namespace,
 		metav1.ListOptions{LabelSelector: LabelCustomPod + "=" + cp.Name}))
 }
 
-func (f *fixture) expectCreatePod(cp *zhhnzwv1.CustomPod, name string) {
+func (f *fixture) expectCreatePod(cp *zhhnzwv2.CustomPod, name string) {
 	// The pod as sent: no name, the API server (here, the reactor) picks it.
 	f.kubeactions = append(f.kubeactions, core.NewCreateActionWithOptions(podsGVR, cp.Namespace, newPod(cp), metav1.CreateOptions{FieldManager: "custompod-controller"}))
 	f.events = append(f.events, "Normal SuccessfulCreate Created pod: "+name)
 }
 
-func (f *fixture) expectDeletePod(cp *zhhnzwv1.CustomPod, name string) {
+func (f *fixture) expectDeletePod(cp *zhhnzwv2.CustomPod, name string) {
 	f.kubeactions = append(f.kubeactions, core.NewDeleteAction(podsGVR, cp.Namespace, name))
 	f.events = append(f.events, "Normal SuccessfulDelete Deleted pod: "+name)
 }
 
-func (f *fixture) expectUpdateStatus(cp *zhhnzwv1.CustomPod) {
+func (f *fixture) expectUpdateStatus(cp *zhhnzwv2.CustomPod) {
 	f.actions = append(f.actions, core.NewUpdateSubresourceActionWithOptions(cpGVR, "status", cp.Namespace, cp, metav1.UpdateOptions{FieldManager: "custompod-controller"}))
 }
 
@@ -253,7 +255,7 @@ func TestPodShape(t *testing.T) {
 			Namespace:    "default",
 			Labels:       map[string]string{"app.kubernetes.io/managed-by": "crd-demo", "zhhnzw.mock.com/custompod": "test"},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "zhhnzw.mock.com/v1", Kind: "CustomPod", Name: "test", UID: "test-uid",
+				APIVersion: "zhhnzw.mock.com/v2", Kind: "CustomPod", Name: "test", UID: "test-uid",
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 			}},
 		},
@@ -274,6 +276,19 @@ func TestPodShape(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, pod); diff != "" {
 		t.Errorf("newPod (-want +got):\n%s", diff)
+	}
+
+	// Another template: its image and command, the rest unchanged. No
+	// command: the image's own entrypoint.
+	cp.Spec.Template = zhhnzwv2.CustomPodTemplate{Image: "nginx:1.27"}
+	want.Spec.Containers[0].Image, want.Spec.Containers[0].Command = "nginx:1.27", nil
+	if diff := cmp.Diff(want, newPod(cp)); diff != "" {
+		t.Errorf("newPod with image nginx:1.27 (-want +got):\n%s", diff)
+	}
+	cp.Spec.Template.Command = []string{"nginx", "-g", "daemon off;"}
+	want.Spec.Containers[0].Command = []string{"nginx", "-g", "daemon off;"}
+	if diff := cmp.Diff(want, newPod(cp)); diff != "" {
+		t.Errorf("newPod with a command (-want +got):\n%s", diff)
 	}
 }
 

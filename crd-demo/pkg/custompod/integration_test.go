@@ -22,6 +22,7 @@ import (
 
 	"example.com/k8s-demo/crd-demo/internal/testenv"
 	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v2"
 	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
 	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
 )
@@ -69,10 +70,13 @@ func TestScaleAgainstAPIServer(t *testing.T) {
 
 	c := runController(ctx, t, controllerKube, custom, ns.Name)
 
-	customPods := custom.ZhhnzwV1().CustomPods(ns.Name)
-	cp, err := customPods.Create(ctx, &zhhnzwv1.CustomPod{
+	customPods := custom.ZhhnzwV2().CustomPods(ns.Name)
+	cp, err := customPods.Create(ctx, &zhhnzwv2.CustomPod{
 		ObjectMeta: metav1.ObjectMeta{Name: "sample"},
-		Spec:       zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](3)},
+		Spec: zhhnzwv2.CustomPodSpec{
+			Replicas: ptr.To[int32](3),
+			Template: zhhnzwv2.CustomPodTemplate{Image: "nginx:1.27", Command: []string{"nginx", "-g", "daemon off;"}},
+		},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +112,16 @@ func TestScaleAgainstAPIServer(t *testing.T) {
 	}
 
 	converged(3)
+	// The pods run the template.
+	pods, err := kube.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range pods.Items {
+		if c := pod.Spec.Containers[0]; c.Image != "nginx:1.27" || !slices.Equal(c.Command, []string{"nginx", "-g", "daemon off;"}) {
+			t.Errorf("pod %s runs %s %q, want the template's nginx:1.27 [nginx -g daemon off;]", pod.Name, c.Image, c.Command)
+		}
+	}
 
 	cp, err = customPods.Get(ctx, "sample", metav1.GetOptions{})
 	if err != nil {
@@ -177,17 +191,17 @@ func TestReadinessAgainstAPIServer(t *testing.T) {
 
 	runController(ctx, t, kube, custom, ns.Name)
 
-	customPods := custom.ZhhnzwV1().CustomPods(ns.Name)
-	if _, err := customPods.Create(ctx, &zhhnzwv1.CustomPod{
+	customPods := custom.ZhhnzwV2().CustomPods(ns.Name)
+	if _, err := customPods.Create(ctx, &zhhnzwv2.CustomPod{
 		ObjectMeta: metav1.ObjectMeta{Name: "sample"},
-		Spec:       zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](2)},
+		Spec:       zhhnzwv2.CustomPodSpec{Replicas: ptr.To[int32](2), Template: zhhnzwv1.DefaultTemplate()},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
 	// statusIs waits until the status counts replicas pods, ready of them
 	// ready, with the Ready condition's status and message.
-	var last zhhnzwv1.CustomPodStatus
+	var last zhhnzwv2.CustomPodStatus
 	statusIs := func(replicas, ready int32, cond metav1.ConditionStatus, message string) {
 		t.Helper()
 		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
@@ -196,7 +210,7 @@ func TestReadinessAgainstAPIServer(t *testing.T) {
 				return false, nil
 			}
 			last = got.Status
-			c := meta.FindStatusCondition(got.Status.Conditions, zhhnzwv1.ConditionReady)
+			c := meta.FindStatusCondition(got.Status.Conditions, zhhnzwv2.ConditionReady)
 			return got.Status.Replicas == replicas && got.Status.ReadyReplicas == ready &&
 				c != nil && c.Status == cond && c.Message == message, nil
 		})
@@ -245,7 +259,7 @@ func runController(ctx context.Context, t *testing.T, kube kubernetes.Interface,
 	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithNamespace(ns),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelCustomPod }))
 	customInformers := informers.NewSharedInformerFactoryWithOptions(custom, 0, informers.WithNamespace(ns))
-	c := NewController(ctx, kube, custom, kubeInformers.Core().V1().Pods(), customInformers.Zhhnzw().V1().CustomPods())
+	c := NewController(ctx, kube, custom, kubeInformers.Core().V1().Pods(), customInformers.Zhhnzw().V2().CustomPods())
 	kubeInformers.Start(ctx.Done())
 	customInformers.Start(ctx.Done())
 	done := make(chan error)
