@@ -22,8 +22,10 @@ import (
 	"example.com/k8s-demo/crd-demo/internal/testenv"
 )
 
-// apiServer runs etcd and kube-apiserver with the CRDs of this directory installed.
-var apiServer = testenv.New(".")
+// apiServer runs etcd and kube-apiserver with the CRDs of this directory
+// installed, and CustomPod's conversion webhook, which every v1 write needs
+// (v1 objects are stored as v2).
+var apiServer = testenv.New(".").WithConversionWebhook()
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -33,7 +35,8 @@ func TestMain(m *testing.M) {
 
 var (
 	networks   = schema.GroupVersionResource{Group: "samplecrd.k8s.io", Version: "v1", Resource: "networks"}
-	customPods = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v1", Resource: "custompods"}
+	customPods   = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v1", Resource: "custompods"}
+	customPodsV2 = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v2", Resource: "custompods"}
 )
 
 // create sends obj, written as YAML, the way `kubectl apply` does: with
@@ -152,6 +155,56 @@ func TestCustomPodValidation(t *testing.T) {
 	})
 }
 
+func customPodV2(name, spec string) string {
+	return "apiVersion: zhhnzw.mock.com/v2\nkind: CustomPod\nmetadata:\n  name: " + name + "\n" + spec
+}
+
+func TestCustomPodV2Validation(t *testing.T) {
+	runCases(t, customPodsV2, []validationCase{
+		{"a template", customPodV2("sample", "spec:\n  replicas: 1\n  template:\n    image: busybox:1.36\n    command: [sleep, '3600']"), nil},
+		{"no command", customPodV2("no-command", "spec:\n  template:\n    image: nginx:1.27"), nil},
+		{"longest image", customPodV2("long-image", "spec:\n  template:\n    image: "+strings.Repeat("a", 255)), nil},
+		{"no template", customPodV2("no-template", "spec:\n  replicas: 1"),
+			[]string{"spec.template", "Required value"}},
+		{"no image", customPodV2("no-image", "spec:\n  template:\n    command: [sh]"),
+			[]string{"spec.template.image", "Required value"}},
+		{"empty image", customPodV2("empty-image", "spec:\n  template:\n    image: ''"),
+			[]string{"spec.template.image", "at least 1 chars long"}},
+		{"image too long", customPodV2("too-long", "spec:\n  template:\n    image: "+strings.Repeat("a", 256)),
+			[]string{"spec.template.image", "may not be more than 255 bytes"}},
+		{"command not a list", customPodV2("command-string", "spec:\n  template:\n    image: busybox:1.36\n    command: sleep 3600"),
+			[]string{"spec.template.command", "must be of type array"}},
+		{"replicas as v1", customPodV2("too-many", "spec:\n  replicas: 101\n  template:\n    image: busybox:1.36"),
+			[]string{"spec.replicas", "less than or equal to 100"}},
+		{"a v1 annotation is just an annotation in v2", customPodV2("annotated",
+			"  annotations:\n    zhhnzw.mock.com/v2-template: not JSON\nspec:\n  template:\n    image: busybox:1.36"), nil},
+	})
+}
+
+// TestCustomPodV1TemplateAnnotation: a v1 write with a template annotation
+// that is not one is refused, by the conversion to v2 it needs to be stored,
+// with the webhook's message.
+func TestCustomPodV1TemplateAnnotation(t *testing.T) {
+	cfg := apiServer.Config(t)
+	client := dynamic.NewForConfigOrDie(cfg)
+	ns := newNamespace(t, cfg)
+	for _, tc := range []struct{ value, want string }{
+		{`not JSON`, "annotation zhhnzw.mock.com/v2-template: not a template"},
+		{`{"imag":"nginx"}`, `unknown field "imag"`},
+		{`{"command":["sh"]}`, "the template has no image"},
+	} {
+		manifest := customPod("annotated", "  annotations:\n    zhhnzw.mock.com/v2-template: '"+tc.value+"'\nspec:\n  replicas: 1")
+		_, err := create(t, client, customPods, ns, manifest)
+		if err == nil || !strings.Contains(err.Error(), "conversion webhook for zhhnzw.mock.com/v1, Kind=CustomPod failed") ||
+			!strings.Contains(err.Error(), "converting CustomPod "+ns+"/annotated from zhhnzw.mock.com/v1 to zhhnzw.mock.com/v2") ||
+			!strings.Contains(err.Error(), tc.want) {
+			t.Errorf("annotation %s: got %v, want the conversion webhook's failure mentioning %q", tc.value, err, tc.want)
+		} else {
+			t.Logf("refused: %v", err)
+		}
+	}
+}
+
 // TestCustomPodDefaults checks that replicas defaults to 1 in an empty spec,
 // and that a CustomPod without a spec is refused (as kubebuilder's is).
 func TestCustomPodDefaults(t *testing.T) {
@@ -222,6 +275,7 @@ func TestDiscovery(t *testing.T) {
 	}{
 		{"samplecrd.k8s.io/v1", []string{"networks", "networks/status"}, []string{"net"}},
 		{"zhhnzw.mock.com/v1", []string{"custompods", "custompods/scale", "custompods/status"}, nil},
+		{"zhhnzw.mock.com/v2", []string{"custompods", "custompods/scale", "custompods/status"}, nil},
 	} {
 		list, err := dc.ServerResourcesForGroupVersion(tc.groupVersion)
 		if err != nil {
@@ -267,8 +321,15 @@ func TestPrinterColumns(t *testing.T) {
 	}{
 		{"/apis/samplecrd.k8s.io/v1/namespaces/" + ns + "/networks", []string{"Name", "CIDR", "Gateway", "Ready", "Age"},
 			[]any{"example-network", "192.168.0.0/16", "192.168.0.1", nil}},
+		// No controller runs here, but Current and Ready show 0, not
+		// nothing: the v1 object went through the conversion webhook to be
+		// stored as v2, and the Go types always write status.replicas and
+		// status.readyReplicas.
 		{"/apis/zhhnzw.mock.com/v1/namespaces/" + ns + "/custompods", []string{"Name", "Desired", "Current", "Ready", "Age"},
-			[]any{"sample", float64(3), nil, nil}}, // no status: no controller runs here
+			[]any{"sample", float64(3), float64(0), float64(0)}},
+		// The same object, read as v2: the template a v1 object runs.
+		{"/apis/zhhnzw.mock.com/v2/namespaces/" + ns + "/custompods", []string{"Name", "Desired", "Current", "Ready", "Image", "Age"},
+			[]any{"sample", float64(3), float64(0), float64(0), "busybox:1.36"}},
 	} {
 		// The Accept header asks for the server-side Table that kubectl prints.
 		raw, err := kube.CoreV1().RESTClient().Get().AbsPath(tc.path).

@@ -4,13 +4,24 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"testing"
+	"time"
 
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	zhhnzwv1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
+	clientset "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned"
+	"example.com/k8s-demo/crd-demo/pkg/conversionwebhook"
 )
 
 // missingAssets is the failure message when KUBEBUILDER_ASSETS is not set.
@@ -28,7 +39,9 @@ or: KUBEBUILDER_ASSETS=$(cd .. && pwd)/bin go test ./...`
 // Env is an API server shared by the tests of one package. It starts on the
 // first Config call, so that a package's unit tests run without it.
 type Env struct {
-	crdDir string
+	crdDir  string
+	webhook bool
+	stop    context.CancelFunc
 
 	once sync.Once
 	env  *envtest.Environment
@@ -40,6 +53,15 @@ type Env struct {
 // package directory).
 func New(crdDir string) *Env {
 	return &Env{crdDir: crdDir}
+}
+
+// WithConversionWebhook makes the Env serve CustomPod's conversion webhook
+// from the test process, as `custompod-controller --conversion-port` does: on
+// 127.0.0.1, with a self-signed certificate, the CRD patched to call it.
+// Without it, only v2 (the stored version) can be read and written.
+func (e *Env) WithConversionWebhook() *Env {
+	e.webhook = true
+	return e
 }
 
 // Config starts the API server if it is not running yet and returns a client
@@ -68,11 +90,70 @@ func (e *Env) start() {
 	e.cfg, e.err = e.env.Start()
 	if e.err != nil {
 		e.err = fmt.Errorf("starting etcd and kube-apiserver from KUBEBUILDER_ASSETS=%s: %w", assets, e.err)
+		return
 	}
+	if e.webhook {
+		var ctx context.Context
+		ctx, e.stop = context.WithCancel(context.Background())
+		if e.err = StartConversionWebhook(ctx, e.cfg); e.err != nil {
+			e.err = fmt.Errorf("starting the conversion webhook: %w", e.err)
+		}
+	}
+}
+
+// StartConversionWebhook serves CustomPod's conversion webhook on 127.0.0.1
+// until ctx ends, and points the CRD at it. It returns once a v1 CustomPod
+// can be written (converted to v2 to be stored) and read back.
+func StartConversionWebhook(ctx context.Context, cfg *rest.Config) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	cert, err := conversionwebhook.SelfSigned([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		return err
+	}
+	getCertificate, err := conversionwebhook.StaticCertificate(cert.Cert, cert.Key)
+	if err != nil {
+		return err
+	}
+	go func() { _ = (&conversionwebhook.Server{GetCertificate: getCertificate}).Serve(ctx, ln) }()
+	crdClient := apiextensionsclient.NewForConfigOrDie(cfg)
+	url := "https://" + ln.Addr().String() + conversionwebhook.Path
+	if err := conversionwebhook.PatchCRD(ctx, crdClient, cert.CA, conversionwebhook.ClientConfig{URL: url}, "testenv"); err != nil {
+		return err
+	}
+	return WaitForConversion(ctx, cfg)
+}
+
+// WaitForConversion waits until the API server uses the conversion webhook
+// the CRD names now (it takes a moment to notice a change of the CRD): until
+// a v1 CustomPod can be created in the default namespace. The object is
+// deleted again.
+func WaitForConversion(ctx context.Context, cfg *rest.Config) error {
+	cps := clientset.NewForConfigOrDie(cfg).ZhhnzwV1().CustomPods(metav1.NamespaceDefault)
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, lastErr = cps.Create(ctx, &zhhnzwv1.CustomPod{ObjectMeta: metav1.ObjectMeta{Name: "testenv-conversion-check"}}, metav1.CreateOptions{})
+		if lastErr != nil {
+			return false, nil
+		}
+		if err := cps.Delete(ctx, "testenv-conversion-check", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the API server does not convert CustomPods with the webhook: %w (last error: %v)", err, lastErr)
+	}
+	return nil
 }
 
 // Stop stops the API server, if it was started. Call it from TestMain.
 func (e *Env) Stop() {
+	if e.stop != nil {
+		e.stop()
+	}
 	if e.env != nil {
 		if err := e.env.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "stopping the test API server: %v\n", err)
