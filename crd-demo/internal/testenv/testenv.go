@@ -41,7 +41,7 @@ or: KUBEBUILDER_ASSETS=$(cd .. && pwd)/bin go test ./...`
 type Env struct {
 	crdDir  string
 	webhook bool
-	stop    context.CancelFunc
+	stop    func()
 
 	once sync.Once
 	env  *envtest.Environment
@@ -50,7 +50,7 @@ type Env struct {
 }
 
 // New returns an Env that installs the CRDs in crdDir (relative to the test's
-// package directory).
+// package directory), or none if crdDir is "".
 func New(crdDir string) *Env {
 	return &Env{crdDir: crdDir}
 }
@@ -83,9 +83,11 @@ func (e *Env) start() {
 		return
 	}
 	e.env = &envtest.Environment{
-		CRDDirectoryPaths:     []string{e.crdDir},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
+	}
+	if e.crdDir != "" {
+		e.env.CRDDirectoryPaths = []string{e.crdDir}
 	}
 	e.cfg, e.err = e.env.Start()
 	if e.err != nil {
@@ -93,37 +95,47 @@ func (e *Env) start() {
 		return
 	}
 	if e.webhook {
-		var ctx context.Context
-		ctx, e.stop = context.WithCancel(context.Background())
-		if e.err = StartConversionWebhook(ctx, e.cfg); e.err != nil {
+		if e.stop, e.err = StartConversionWebhook(context.Background(), e.cfg); e.err != nil {
 			e.err = fmt.Errorf("starting the conversion webhook: %w", e.err)
 		}
 	}
 }
 
-// StartConversionWebhook serves CustomPod's conversion webhook on 127.0.0.1
-// until ctx ends, and points the CRD at it. It returns once a v1 CustomPod
-// can be written (converted to v2 to be stored) and read back.
-func StartConversionWebhook(ctx context.Context, cfg *rest.Config) error {
+// StartConversionWebhook serves CustomPod's conversion webhook on 127.0.0.1,
+// with a new self-signed certificate, and points the CRD at it. It returns
+// once a v1 CustomPod can be written (converted to v2 to be stored), with a
+// function that stops the webhook and returns once it no longer listens.
+func StartConversionWebhook(ctx context.Context, cfg *rest.Config) (stop func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cert, err := conversionwebhook.SelfSigned([]string{"127.0.0.1"}, time.Hour)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	getCertificate, err := conversionwebhook.StaticCertificate(cert.Cert, cert.Key)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	go func() { _ = (&conversionwebhook.Server{GetCertificate: getCertificate}).Serve(ctx, ln) }()
+	ctx, cancel := context.WithCancel(ctx)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = (&conversionwebhook.Server{GetCertificate: getCertificate}).Serve(ctx, ln)
+	}()
+	stop = func() { cancel(); <-served }
 	crdClient := apiextensionsclient.NewForConfigOrDie(cfg)
 	url := "https://" + ln.Addr().String() + conversionwebhook.Path
 	if err := conversionwebhook.PatchCRD(ctx, crdClient, cert.CA, conversionwebhook.ClientConfig{URL: url}, "testenv"); err != nil {
-		return err
+		stop()
+		return nil, err
 	}
-	return WaitForConversion(ctx, cfg)
+	if err := WaitForConversion(ctx, cfg); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }
 
 // WaitForConversion waits until the API server uses the conversion webhook
