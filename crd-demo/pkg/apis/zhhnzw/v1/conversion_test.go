@@ -1,19 +1,15 @@
 package v1_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/randfill"
 
+	"example.com/k8s-demo/crd-demo/internal/conversionfuzz"
 	v1 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v1"
 	v2 "example.com/k8s-demo/crd-demo/pkg/apis/zhhnzw/v2"
 )
@@ -159,54 +155,12 @@ func TestConvertFromV2(t *testing.T) {
 	}
 }
 
-// The round trips, over random objects. randfill fills every field, nested
-// ones included, so a field added to either version and forgotten in the
-// conversion shows up here. The fill functions keep the objects to what the
-// API server can hold, and to the two exceptions TemplateAnnotation's
-// comment gives: v2 objects without the reserved key, v1 objects whose
-// annotation, when present, is a template in the form json.Marshal writes.
-
-// filler returns a randfill.Filler that takes its randomness from data: the
-// bytes `go test -fuzz` mutates.
-func filler(data []byte) *randfill.Filler {
-	codecs := serializer.NewCodecFactory(runtime.NewScheme())
-	return randfill.NewFromGoFuzz(data).NilChance(0.2).NumElements(0, 3).
-		// ObjectMeta with times in the range JSON can hold, and so on.
-		Funcs(metafuzzer.Funcs(codecs)...).
-		Funcs(
-			func(t *v2.CustomPodTemplate, c randfill.Continue) {
-				c.FillNoCustom(t)
-				if t.Image == "" {
-					t.Image = "image" // required by the schema
-				}
-			},
-			func(cp *v1.CustomPod, c randfill.Continue) {
-				c.FillNoCustom(cp)
-				cp.TypeMeta = v1Type
-				if c.Bool() {
-					var t v2.CustomPodTemplate
-					c.Fill(&t)
-					raw, _ := json.Marshal(t)
-					if string(raw) != `{"image":"busybox:1.36","command":["sleep","3600"]}` {
-						metav1.SetMetaDataAnnotation(&cp.ObjectMeta, v1.TemplateAnnotation, string(raw))
-					}
-				}
-			},
-			func(cp *v2.CustomPod, c randfill.Continue) {
-				c.FillNoCustom(cp)
-				cp.TypeMeta = v2Type
-				delete(cp.Annotations, v1.TemplateAnnotation)
-				if c.Intn(4) == 0 {
-					cp.Spec.Template = v1.DefaultTemplate() // the common case
-				}
-			},
-		)
-}
+// The round trips, over random objects (internal/conversionfuzz says which).
 
 // checkV1RoundTrip converts a random v1 object to v2 and back.
 func checkV1RoundTrip(t *testing.T, data []byte) {
 	var in v1.CustomPod
-	filler(data).Fill(&in)
+	conversionfuzz.Filler(data).Fill(&in)
 	var mid v2.CustomPod
 	if err := v1.ConvertToV2(&in, &mid); err != nil {
 		t.Fatalf("v1 → v2: %v\nv1: %#v", err, in)
@@ -225,7 +179,7 @@ func checkV1RoundTrip(t *testing.T, data []byte) {
 // checkV2RoundTrip converts a random v2 object to v1 and back.
 func checkV2RoundTrip(t *testing.T, data []byte) {
 	var in v2.CustomPod
-	filler(data).Fill(&in)
+	conversionfuzz.Filler(data).Fill(&in)
 	var mid v1.CustomPod
 	if err := v1.ConvertFromV2(&in, &mid); err != nil {
 		t.Fatalf("v2 → v1: %v\nv2: %#v", err, in)
@@ -239,22 +193,9 @@ func checkV2RoundTrip(t *testing.T, data []byte) {
 	}
 }
 
-// seeds are the fuzz targets' seed corpus, and the random objects `go test`
-// alone checks: 500 of them for each round trip, a few milliseconds.
-func seeds() [][]byte {
-	var s [][]byte
-	r := randfill.NewWithSeed(1)
-	for range 500 {
-		var b []byte
-		r.NumElements(64, 1024).Fill(&b)
-		s = append(s, b)
-	}
-	return s
-}
-
 // FuzzV1RoundTrip: go test -run '^$' -fuzz FuzzV1RoundTrip -fuzztime 30s ./pkg/apis/zhhnzw/v1
 func FuzzV1RoundTrip(f *testing.F) {
-	for _, s := range seeds() {
+	for _, s := range conversionfuzz.Seeds() {
 		f.Add(s)
 	}
 	f.Fuzz(checkV1RoundTrip)
@@ -262,7 +203,7 @@ func FuzzV1RoundTrip(f *testing.F) {
 
 // FuzzV2RoundTrip: go test -run '^$' -fuzz FuzzV2RoundTrip -fuzztime 30s ./pkg/apis/zhhnzw/v1
 func FuzzV2RoundTrip(f *testing.F) {
-	for _, s := range seeds() {
+	for _, s := range conversionfuzz.Seeds() {
 		f.Add(s)
 	}
 	f.Fuzz(checkV2RoundTrip)
