@@ -51,6 +51,7 @@ var (
 	webhook        conversionwebhook.Options
 	namespace      string
 	workers        int
+	runCtrl        bool
 	resyncPeriod   time.Duration
 )
 
@@ -59,6 +60,7 @@ func main() {
 	leaderElection.AddFlags(flag.CommandLine, "crd-demo-custompod-controller")
 	webhook.AddFlags(flag.CommandLine)
 	flag.StringVar(&namespace, "namespace", "", "Watch CustomPods (and their pods) in this namespace only. Default: all namespaces.")
+	flag.BoolVar(&runCtrl, "run-controller", true, "Run the controller. false: serve only the conversion webhook (--conversion-port), for instance one webhook for a cluster where several controllers run in namespaces of their own.")
 	flag.IntVar(&workers, "workers", 2, "How many CustomPods to sync at the same time.")
 	flag.DurationVar(&resyncPeriod, "resync", 30*time.Second, "How often the informers replay their caches as update events (they are ignored: see the ResourceVersion checks).")
 	klog.InitFlags(nil)
@@ -88,6 +90,9 @@ func checkFlags() error {
 	}
 	if err := webhook.Check(); err != nil {
 		return err
+	}
+	if !runCtrl && !webhook.Enabled() {
+		return fmt.Errorf("--run-controller=false serves only the conversion webhook: give --conversion-port")
 	}
 	if workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", workers)
@@ -120,7 +125,12 @@ func run(ctx context.Context) error {
 		cancel()
 		webhookErr <- err
 	}()
-	controllerErr := leader.Run(ctx, cfg, leaderElection, func(ctx context.Context) error { return runController(ctx, cfg) })
+	var controllerErr error
+	if runCtrl {
+		controllerErr = leader.Run(ctx, cfg, leaderElection, func(ctx context.Context) error { return runController(ctx, cfg) })
+	} else {
+		<-ctx.Done()
+	}
 	cancel()
 	if err := <-webhookErr; err != nil {
 		return fmt.Errorf("conversion webhook: %w", err)
