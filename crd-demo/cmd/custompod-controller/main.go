@@ -1,6 +1,7 @@
 // Command custompod-controller runs the client-go CustomPod controller
-// (pkg/custompod): it keeps spec.replicas busybox pods running for every
-// CustomPod, like the articles' operator-sdk and kubebuilder controllers.
+// (pkg/custompod): it keeps spec.replicas pods of spec.template running for
+// every CustomPod, like the articles' operator-sdk and kubebuilder
+// controllers.
 //
 //	custompod-controller --kubeconfig ~/.kube/config --namespace demo -v=4
 //

@@ -405,8 +405,9 @@ func newPod(cp *zhhnzwv2.CustomPod) *corev1.Pod {
 			// namespace that enforces it admits the pods.
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsNonRoot: ptr.To(true),
-				// busybox's image runs as root, and the kubelet refuses to
-				// start it with runAsNonRoot unless a user is named: nobody.
+				// An image that runs as root (busybox's, nginx's) is refused
+				// with runAsNonRoot unless a user is named: nobody. Whatever
+				// user the template's image names, its pods run as nobody.
 				RunAsUser:      ptr.To[int64](65534),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
@@ -415,9 +416,9 @@ func newPod(cp *zhhnzwv2.CustomPod) *corev1.Pod {
 				// and operator-sdk demos, whatever the image.
 				Name:  "busybox",
 				Image: cp.Spec.Template.Image,
-				// A tagged image (busybox:1.36) is pulled once per node; an
-				// image without a tag is :latest, and the kubelet would pull
-				// it at every start with Always, the default for :latest.
+				// Pulled once per node, even an image without a tag (that is,
+				// :latest, whose default policy, Always, would pull at every
+				// start).
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         cp.Spec.Template.Command,
 				SecurityContext: &corev1.SecurityContext{
