@@ -27,10 +27,11 @@ import (
 	informers "example.com/k8s-demo/crd-demo/pkg/client/informers/externalversions"
 )
 
-// apiServer runs etcd and kube-apiserver with crd/ installed. It has no
+// apiServer runs etcd and kube-apiserver with crd/ installed, and the
+// conversion webhook, so that v1 CustomPods can be written too. It has no
 // scheduler, kubelet or garbage collector: pods stay Pending, and a pod that
 // was never scheduled is removed at once when deleted.
-var apiServer = testenv.New("../../crd")
+var apiServer = testenv.New("../../crd").WithConversionWebhook()
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -164,6 +165,46 @@ func TestScaleAgainstAPIServer(t *testing.T) {
 	if creates.Load() != created || deletes.Load() != removed {
 		t.Errorf("after the CustomPod was deleted the controller created %d pods and deleted %d, want none",
 			creates.Load()-created, deletes.Load()-removed)
+	}
+}
+
+// TestV1CustomPodAgainstAPIServer: the controller reads v2, a client writes
+// v1. The API server converts (the webhook of testenv): the pods run v1's
+// busybox, and the v1 client sees the status the controller wrote in v2.
+func TestV1CustomPodAgainstAPIServer(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	cfg := apiServer.Config(t)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	custom := clientset.NewForConfigOrDie(cfg)
+	ns, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "custompod-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runController(ctx, t, kube, custom, ns.Name)
+
+	v1s := custom.ZhhnzwV1().CustomPods(ns.Name)
+	if _, err := v1s.Create(ctx, &zhhnzwv1.CustomPod{
+		ObjectMeta: metav1.ObjectMeta{Name: "sample"},
+		Spec:       zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](2)},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var last *zhhnzwv1.CustomPod
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		last, err = v1s.Get(ctx, "sample", metav1.GetOptions{})
+		return err == nil && last.Status.Replicas == 2 && len(last.Status.PodNames) == 2, nil
+	})
+	if err != nil {
+		t.Fatalf("the v1 CustomPod's status never listed 2 pods; last seen: %+v", last)
+	}
+	pods, err := kube.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range pods.Items {
+		if c := pod.Spec.Containers[0]; c.Image != zhhnzwv1.PodImage || !slices.Equal(c.Command, []string{"sleep", "3600"}) {
+			t.Errorf("pod %s runs %s %q, want v1's busybox:1.36 [sleep 3600]", pod.Name, c.Image, c.Command)
+		}
 	}
 }
 
