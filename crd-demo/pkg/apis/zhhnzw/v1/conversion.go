@@ -26,7 +26,13 @@ package v1
 // So v2 → v1 → v2 gives back the same v2 object, and v1 → v2 → v1 the same
 // v1 object. Two caveats, which TemplateAnnotation's comment spells out: the
 // annotation's key belongs to the conversion, and a hand-written value is
-// read, checked and written back in the form json.Marshal gives it.
+// read, checked and written back in the form json.Marshal gives it (or not
+// at all, if it is the default template).
+//
+// The functions work on the Go types, as controller-runtime's do. Through
+// JSON, that has one visible effect: status.replicas and
+// status.readyReplicas have no omitempty, so a CustomPod with no status yet
+// comes out of a conversion with both at 0.
 
 import (
 	"encoding/json"
