@@ -72,6 +72,9 @@ group() {
     config/manifests/*) echo "manifests (CSV base)" ;;
     api/apps/* | internal/controller/apps/* | config/*/apps_* | config/*/apps.mock.com_*) echo "PodSet API (apps/v1alpha1)" ;;
     api/network/* | internal/controller/network/* | config/*/network_* | config/*/network.mock.com_*) echo "Vpc API (network/v1)" ;;
+    # operator-demo's only for now: kubebuilder-demo has no webhook.
+    internal/webhook/* | config/webhook/* | hack/localwebhook/* | config/default/*webhook* | config/rbac/webhook_*)
+      echo "Vpc webhook (network/v1), and its certificates" ;;
     *) echo "other" ;;
   esac
 }

@@ -122,8 +122,15 @@ func kubebuilderLayout(name, dir string) implementation {
 			// once the test has stopped it (cleanups run last-in first-out).
 			makeRun.Lock()
 			h.Cleanup(makeRun.Unlock)
+			env := []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}
+			if dir == "operator-demo" {
+				// Its `make run` serves the Vpc webhook too: on a port of
+				// the test's own, with a configuration for its namespace,
+				// deleted after it.
+				env = append(env, h.NewLocalWebhook().MakeRunEnv(h)...)
+			}
 			p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: h.Path(dir),
-				Env: []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}})
+				Env: env})
 			h.WaitForLog(p, startingWorkers, 10*time.Minute)
 			return p
 		},

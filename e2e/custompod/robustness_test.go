@@ -50,7 +50,7 @@ func startBinary(h *harness.H, impl implementation, name, kubeconfig string, ext
 	b := binaries[impl.name]
 	return h.Start(harness.ProcessSpec{Name: name, Path: h.Build(b.dir, b.pkg, b.name),
 		Args: append(append([]string{"--namespace", h.Namespace}, b.args...), extra...),
-		Env:  []string{"KUBECONFIG=" + kubeconfig}})
+		Env:  append([]string{"KUBECONFIG=" + kubeconfig}, b.env...)})
 }
 
 // TestCustomPodSurvivesAPIServerOutage kills the API server under the three

@@ -3,6 +3,7 @@ package harness
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -86,12 +87,21 @@ func (h *H) ApplyClusterRoleAs(path, name string) string {
 	if err != nil {
 		h.Fatal(err)
 	}
+	// The file may hold other roles too (operator-demo's does: those of its
+	// webhook certificate's rotation, which runs only in the cluster): the
+	// manager's is the ClusterRole manager-role.
 	var role rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(b, &role); err != nil {
-		h.Fatalf("%s: not one ClusterRole: %v", path, err)
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		var r rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict([]byte(doc), &r); err != nil {
+			h.Fatalf("%s: %v", path, err)
+		}
+		if r.Kind == "ClusterRole" && r.Name == "manager-role" {
+			role = r
+		}
 	}
 	if role.Kind != "ClusterRole" {
-		h.Fatalf("%s holds a %s, not a ClusterRole", path, role.Kind)
+		h.Fatalf("%s holds no ClusterRole manager-role", path)
 	}
 	role.Name = name
 	roles := h.Env.Client.RbacV1().ClusterRoles()

@@ -21,6 +21,7 @@ var Fixed = []struct {
 }{
 	{8081, "the health probes of kubebuilder-demo's and operator-demo's `make run`"},
 	{8090, "crd-demo's network backend (`make run` in crd-demo, docs/crd-demo.md)"},
+	{9443, "operator-demo's webhook server (`make run`, docs/webhooks.md)"},
 }
 
 // Check fails, in one line a port, when a program the suites would start

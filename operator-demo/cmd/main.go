@@ -17,9 +17,14 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"flag"
+	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
 	// to ensure that exec-entrypoint and run can make use of them.
@@ -48,6 +53,8 @@ import (
 	debugcontroller "example.com/k8s-demo/operator-demo/internal/controller/debug"
 	networkcontroller "example.com/k8s-demo/operator-demo/internal/controller/network"
 	zhhnzwcontroller "example.com/k8s-demo/operator-demo/internal/controller/zhhnzw"
+	"example.com/k8s-demo/operator-demo/internal/webhook/certs"
+	webhooknetworkv1 "example.com/k8s-demo/operator-demo/internal/webhook/network/v1"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -72,6 +79,8 @@ func main() {
 	var metricsCertPath, metricsCertName, metricsCertKey string
 	var webhookCertPath, webhookCertName, webhookCertKey string
 	var webhookPort int
+	var webhookCertRotation bool
+	var webhookCertNamespace, webhookCertSecret, webhookService string
 	var enableLeaderElection bool
 	var leaderElectionNamespace string
 	var kubeAPIQPS float64
@@ -93,6 +102,19 @@ func main() {
 	flag.StringVar(&webhookCertName, "webhook-cert-name", "tls.crt", "The name of the webhook certificate file.")
 	flag.StringVar(&webhookCertKey, "webhook-cert-key", "tls.key", "The name of the webhook key file.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port the webhook server listens on. Defaults to 9443.")
+	// Not part of the scaffold, which has cert-manager issue the webhook's
+	// certificate (internal/webhook/certs says why). The defaults are the
+	// names config/default gives the Secret and the Service.
+	flag.BoolVar(&webhookCertRotation, "webhook-cert-rotation", false,
+		"If set, the manager issues and renews the webhook server's certificate itself, in the Secret "+
+			"--webhook-cert-secret mounted at --webhook-cert-path, and injects its CA into the webhook configurations. "+
+			"Off where something else provides the certificate (OLM, make run).")
+	flag.StringVar(&webhookCertNamespace, "webhook-cert-namespace", "",
+		"The namespace of the webhook's Secret and Service (default: the pod's own).")
+	flag.StringVar(&webhookCertSecret, "webhook-cert-secret", "operator-demo-webhook-server-cert",
+		"The Secret that holds the webhook server's certificate, with --webhook-cert-rotation.")
+	flag.StringVar(&webhookService, "webhook-service", "operator-demo-webhook-service",
+		"The Service through which the API server calls the webhooks: the certificate is for its DNS name.")
 	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
 		"The directory that contains the metrics server certificate.")
 	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt", "The name of the metrics server certificate file.")
@@ -152,6 +174,15 @@ func main() {
 	}
 
 	webhookServer := webhook.NewServer(webhookServerOptions)
+	// With the rotation, the server starts only once the rotator has put
+	// the certificate in the cert directory (it cannot start without one);
+	// until then the readiness probe fails, so the Service sends the API
+	// server no requests, and the webhooks' failurePolicy applies.
+	var certsReady chan struct{}
+	if webhookCertRotation {
+		certsReady = make(chan struct{})
+		webhookServer = &serverAfter{Server: webhookServer, ready: certsReady}
+	}
 
 	// Metrics endpoint is enabled in 'config/default/kustomization.yaml'. The Metrics options configure the server.
 	// More info:
@@ -266,6 +297,17 @@ func main() {
 		setupLog.Error(err, "Failed to create controller", "controller", "network-vpc")
 		os.Exit(1)
 	}
+	// nolint:goconst
+	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
+		if err := webhookCertPresent(webhookCertRotation, webhookCertPath, webhookCertName); err != nil {
+			setupLog.Error(err, "No certificate for the webhook server")
+			os.Exit(1)
+		}
+		if err := webhooknetworkv1.SetupVpcWebhookWithManager(mgr); err != nil {
+			setupLog.Error(err, "Failed to create webhook", "webhook", "Vpc")
+			os.Exit(1)
+		}
+	}
 	// A PodBuggerTool debugs anyone's pods: a cache of its own holds their
 	// metadata only, which is all it watches.
 	podMetadata, err := cache.New(mgr.GetConfig(), cache.Options{
@@ -287,6 +329,32 @@ func main() {
 	}
 	// +kubebuilder:scaffold:builder
 
+	if webhookCertRotation {
+		if webhookCertNamespace == "" {
+			if webhookCertNamespace, err = certs.PodNamespace(); err != nil {
+				setupLog.Error(err, "Failed to find the webhook certificate's namespace")
+				os.Exit(1)
+			}
+		}
+		ready, err := certs.Add(mgr, certs.Options{
+			Namespace:   webhookCertNamespace,
+			SecretName:  webhookCertSecret,
+			ServiceName: webhookService,
+			CertDir:     webhookCertPath,
+			// config/default's name for config/webhook/manifests.yaml's.
+			ValidatingWebhookConfigurations: []string{"operator-demo-validating-webhook-configuration"},
+		})
+		if err != nil {
+			setupLog.Error(err, "Failed to set up the webhook certificate rotation")
+			os.Exit(1)
+		}
+		go func() {
+			<-ready
+			setupLog.Info("Webhook certificate ready: starting the webhook server")
+			close(certsReady)
+		}()
+	}
+
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		setupLog.Error(err, "Failed to set up health check")
 		os.Exit(1)
@@ -295,10 +363,67 @@ func main() {
 		setupLog.Error(err, "Failed to set up ready check")
 		os.Exit(1)
 	}
+	// Not ready until the webhook server serves: a Vpc written before would
+	// meet failurePolicy Fail.
+	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			setupLog.Error(err, "Failed to set up the webhook server's ready check")
+			os.Exit(1)
+		}
+	}
 
 	setupLog.Info("Starting manager")
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		setupLog.Error(err, "Failed to run manager")
 		os.Exit(1)
 	}
+}
+
+// serverAfter is a webhook server that starts once ready is closed: the
+// manager starts its webhook server first thing, before the certificate
+// rotator has had a chance to write the certificate.
+type serverAfter struct {
+	webhook.Server
+	ready <-chan struct{}
+}
+
+func (s *serverAfter) Start(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.Server.Start(ctx)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// StartedChecker fails until the server has started (the wrapped one's
+// would too, but says nothing of why).
+func (s *serverAfter) StartedChecker() healthz.Checker {
+	started := s.Server.StartedChecker()
+	return func(req *http.Request) error {
+		select {
+		case <-s.ready:
+			return started(req)
+		default:
+			return errors.New("the webhook server waits for its certificate (--webhook-cert-rotation)")
+		}
+	}
+}
+
+// webhookCertPresent says, before the manager starts, what the webhook
+// server would only say once started, and less plainly: that it has no
+// certificate (outside the cluster, a manager run as `bin/manager` has
+// none unless given one).
+func webhookCertPresent(rotation bool, dir, name string) error {
+	if rotation {
+		return nil // the rotator writes it; the server waits for it
+	}
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs") // controller-runtime's default
+	}
+	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+		return fmt.Errorf("%w: give --webhook-cert-path a directory with tls.crt and tls.key "+
+			"(`make run` makes one, with hack/localwebhook), or run without webhooks: ENABLE_WEBHOOKS=false", err)
+	}
+	return nil
 }

@@ -7,7 +7,9 @@ chapter "PodSet, Vpc and PodBuggerTool (operator-demo)"
 cd "$ROOT/operator-demo" || exit 1
 say "The manager built for CustomPod runs the PodSet, Vpc and PodBuggerTool controllers too."
 kubectl get namespace demo-operator-sdk >/dev/null 2>&1 || run "the namespace" kubectl create namespace demo-operator-sdk
-background manager-podset-vpc bin/manager --health-probe-bind-address=0 --namespace demo-operator-sdk
+say "Its Vpc webhook needs a serving certificate, and a webhook configuration that sends Vpc writes to this machine: hack/localwebhook makes both (make run runs it first)."
+run "the certificate and the webhook configuration" go run ./hack/localwebhook -namespace demo-operator-sdk
+background manager-podset-vpc bin/manager --health-probe-bind-address=0 --namespace demo-operator-sdk --webhook-cert-path=bin/localwebhook
 
 say "A PodSet of 3 busybox pods, scaled to 5 and back to 2; status.nodes lists them."
 run "the PodSet to be created" kubectl apply -n demo-operator-sdk -f config/samples/apps_v1alpha1_podset.yaml
@@ -34,6 +36,14 @@ vpc_wait() {
 }
 vpc_wait 4
 run "the Vpc's status" kubectl get -n demo-operator-sdk vpc vpc-sample -o jsonpath='{.status.subnets}{"\n"}'
+overlapping=$ROOT/e2e/operatordemo/testdata/vpc-overlapping.yaml
+wait_for "the Vpc webhook to answer" 60 kubectl apply -n demo-operator-sdk --dry-run=server -f config/samples/network_v1_vpc.yaml
+say "A second Vpc inside the first one's range: valid on its own, so the CRD's CEL rules accept it; the Vpc webhook, which sees the other Vpcs, refuses it and names the Vpc it overlaps."
+printf '\033[36m$ kubectl apply -n demo-operator-sdk -f %s\033[0m\n' "${overlapping#"$ROOT"/}"
+if kubectl apply -n demo-operator-sdk -f "$overlapping"; then
+  echo "expected the Vpc webhook to refuse a Vpc that overlaps vpc-sample" >&2
+  exit 1
+fi
 say "Two subnets instead: the gateways of subnets that no longer exist are replaced."
 run "the change to be accepted" kubectl patch -n demo-operator-sdk vpc vpc-sample --type=merge -p '{"spec":{"subnetnum":2}}'
 vpc_wait 2
@@ -66,4 +76,11 @@ wait_for "leave-me is left alone" 5 bash -c "
   [ -z \"\$ecs\" ] && echo 'leave-me: no ephemeral container' || { echo \"leave-me has \$ecs\"; false; }"
 say "kwok runs no container: the debugger is in debug-me's spec only. On kind it runs, and sees the app's processes (chapter 4)."
 stop manager-podset-vpc
+say "The manager is stopped, but its webhook configuration still sends Vpc writes to it: with failurePolicy Fail, the API server refuses them."
+printf '\033[36m$ kubectl patch -n demo-operator-sdk vpc vpc-sample --type=merge -p {"spec":{"subnetnum":4}}\033[0m\n'
+if kubectl patch -n demo-operator-sdk vpc vpc-sample --type=merge -p '{"spec":{"subnetnum":4}}'; then
+  echo "expected the API server to refuse a Vpc write while its webhook is down" >&2
+  exit 1
+fi
+run "the webhook configuration to be deleted" go run ./hack/localwebhook -namespace demo-operator-sdk -delete
 cd "$ROOT" || exit 1

@@ -39,6 +39,8 @@ type impl struct {
 	pkg string
 	// args run it in one namespace (appended: the namespace).
 	args func(ns string) []string
+	// env is added to its environment.
+	env []string
 	// started matches the log line that says the CustomPod workers run.
 	started *regexp.Regexp
 	// include says whether a file (relative to dir) belongs to CustomPod.
@@ -77,10 +79,15 @@ var impls = []impl{
 	},
 	{
 		name: "operator-sdk", dir: "operator-demo", pkg: "./cmd",
-		args:    func(ns string) []string { return []string{"--namespace", ns, "--health-probe-bind-address=0"} },
+		args: func(ns string) []string { return []string{"--namespace", ns, "--health-probe-bind-address=0"} },
+		// Its webhook is the Vpc's, not CustomPod's (and would need a certificate).
+		env:     []string{"ENABLE_WEBHOOKS=false"},
 		started: regexp.MustCompile(`Starting workers.*"controller": "custompod"`),
 		include: func(p string) bool {
-			for _, other := range []string{"podset", "vpc", "podbuggertool", "/apps/", "/network/", "/debug/", "apps_", "network_", "debug_", "apps.mock.com", "network.mock.com", "debug.mock.com", "hack/bundle/"} {
+			// "webhook": the Vpc's webhook, its configuration and its
+			// certificates (internal/webhook, config/webhook, hack/localwebhook,
+			// config/default's webhook patches): none is CustomPod's.
+			for _, other := range []string{"podset", "vpc", "podbuggertool", "/apps/", "/network/", "/debug/", "apps_", "network_", "debug_", "apps.mock.com", "network.mock.com", "debug.mock.com", "hack/bundle/", "webhook"} {
 				if strings.Contains(p, other) {
 					return false
 				}
@@ -227,6 +234,7 @@ func measure(kubectl func(...string) (string, error), binary string, im impl, ns
 	}
 	defer log.Close()
 	cmd := exec.Command(binary, im.args(ns)...)
+	cmd.Env = append(os.Environ(), im.env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()

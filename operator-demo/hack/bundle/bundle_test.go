@@ -35,8 +35,10 @@ import (
 // These tests check the committed bundle (run `make bundle` after changing
 // the APIs, RBAC markers or config/) against the sources it is made from,
 // read here without hack/bundle's code: the CRDs in config/crd/bases, the
-// RBAC files of config/rbac, and the manager Deployment that
-// `kustomize build config/default` deploys.
+// RBAC files of config/rbac, the webhooks of config/webhook, and the manager
+// Deployment that `kustomize build config/default` deploys, less what
+// config/manifests takes out for OLM (the manager's own webhook
+// certificate: OLM issues one).
 
 const root = "../.."
 
@@ -62,7 +64,8 @@ type csv struct {
 		CustomResourceDefinitions struct {
 			Owned []crdDescription `json:"owned"`
 		} `json:"customresourcedefinitions"`
-		Install installStrategy `json:"install"`
+		Install            installStrategy      `json:"install"`
+		WebhookDefinitions []webhookDescription `json:"webhookdefinitions"`
 	} `json:"spec"`
 }
 
@@ -153,8 +156,17 @@ func kustomizeBuild(t *testing.T, dir string) []map[string]any {
 }
 
 func TestCSVInstallsTheManagerDeployment(t *testing.T) {
-	var want []deploymentSpec
+	// make deploy's Deployment issues its webhook certificate itself; under
+	// OLM, OLM does, and mounts it where --webhook-cert-path says.
 	for _, obj := range kustomizeBuild(t, "config/default") {
+		if str(obj, "kind") == "Deployment" {
+			if args := managerArgs(obj); !containsString(args, "--webhook-cert-rotation") {
+				t.Errorf("config/default's manager args %q lack --webhook-cert-rotation", args)
+			}
+		}
+	}
+	var want []deploymentSpec
+	for _, obj := range kustomizeBuild(t, "config/manifests") {
 		if str(obj, "kind") == "Deployment" {
 			meta := obj["metadata"].(map[string]any)
 			labels := map[string]string{}
@@ -176,7 +188,87 @@ func TestCSVInstallsTheManagerDeployment(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.MarshalIndent(got, "", "  ")
 		w, _ := json.MarshalIndent(want, "", "  ")
-		t.Errorf("CSV deployment differs from config/default's (run make bundle):\n%s\nwant\n%s", g, w)
+		t.Errorf("CSV deployment differs from config/manifests' (run make bundle):\n%s\nwant\n%s", g, w)
+	}
+	args := managerArgs(map[string]any{"spec": got[0].Spec})
+	if containsString(args, "--webhook-cert-rotation") || !containsString(args, "--webhook-cert-path=/tmp/k8s-webhook-server/serving-certs") {
+		t.Errorf("CSV manager args %q: want --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs (where OLM mounts its certificate) "+
+			"and no --webhook-cert-rotation", args)
+	}
+	if vols, _ := got[0].Spec["template"].(map[string]any)["spec"].(map[string]any)["volumes"].([]any); len(vols) > 0 {
+		t.Errorf("CSV deployment has volumes %v: OLM mounts the webhook certificate itself", vols)
+	}
+}
+
+// managerArgs returns the args of a Deployment's first container.
+func managerArgs(deployment map[string]any) []string {
+	spec, _ := deployment["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	podSpec, _ := tmpl["spec"].(map[string]any)
+	containers, _ := podSpec["containers"].([]any)
+	if len(containers) == 0 {
+		return nil
+	}
+	var args []string
+	raw, _ := containers[0].(map[string]any)["args"].([]any)
+	for _, a := range raw {
+		args = append(args, a.(string))
+	}
+	return args
+}
+
+// TestCSVDefinesEveryWebhook checks spec.webhookdefinitions against
+// config/webhook: OLM creates the configurations from it.
+func TestCSVDefinesEveryWebhook(t *testing.T) {
+	var generated struct {
+		Webhooks []struct {
+			Name         string `json:"name"`
+			ClientConfig struct {
+				Service struct {
+					Path string `json:"path"`
+				} `json:"service"`
+			} `json:"clientConfig"`
+			Rules                   []any    `json:"rules"`
+			FailurePolicy           string   `json:"failurePolicy"`
+			SideEffects             string   `json:"sideEffects"`
+			TimeoutSeconds          *int32   `json:"timeoutSeconds"`
+			AdmissionReviewVersions []string `json:"admissionReviewVersions"`
+		} `json:"webhooks"`
+	}
+	readYAML(t, "config/webhook/manifests.yaml", &generated)
+	var svc struct {
+		Spec struct {
+			Ports []struct {
+				Port       int32 `json:"port"`
+				TargetPort int32 `json:"targetPort"`
+			} `json:"ports"`
+		} `json:"spec"`
+	}
+	readYAML(t, "config/webhook/service.yaml", &svc)
+	var want []map[string]any
+	for _, w := range generated.Webhooks {
+		d := map[string]any{
+			"generateName": w.Name, "type": "ValidatingAdmissionWebhook",
+			"deploymentName": "operator-demo-controller-manager",
+			"containerPort":  svc.Spec.Ports[0].Port, "targetPort": svc.Spec.Ports[0].TargetPort,
+			"rules": w.Rules, "failurePolicy": w.FailurePolicy, "sideEffects": w.SideEffects,
+			"admissionReviewVersions": w.AdmissionReviewVersions, "webhookPath": w.ClientConfig.Service.Path,
+		}
+		if w.TimeoutSeconds != nil {
+			d["timeoutSeconds"] = *w.TimeoutSeconds
+		}
+		want = append(want, d)
+	}
+	var c struct {
+		Spec struct {
+			WebhookDefinitions []map[string]any `json:"webhookdefinitions"`
+		} `json:"spec"`
+	}
+	readYAML(t, "bundle/manifests/operator-demo.clusterserviceversion.yaml", &c)
+	g, _ := json.MarshalIndent(c.Spec.WebhookDefinitions, "", "  ")
+	w, _ := json.MarshalIndent(want, "", "  ")
+	if string(g) != string(w) {
+		t.Errorf("CSV webhookdefinitions (run make bundle):\n%s\nwant (from config/webhook):\n%s", g, w)
 	}
 }
 
@@ -212,15 +304,49 @@ func TestCSVGrantsExactlyTheRBACOfConfigRBAC(t *testing.T) {
 	}
 	readYAML(t, "config/default/kustomization.yaml", &def)
 
+	// config/manifests deletes what only the manager's own certificate
+	// rotation needs (its Role and RoleBinding): OLM issues the certificate.
+	var manifests struct {
+		Patches []struct {
+			Patch string `json:"patch"`
+		} `json:"patches"`
+	}
+	readYAML(t, "config/manifests/kustomization.yaml", &manifests)
+	deleted := map[string]bool{}
+	for _, p := range manifests.Patches {
+		var o rbacObject
+		if strings.Contains(p.Patch, "$patch: delete") && yaml.Unmarshal([]byte(p.Patch), &o) == nil {
+			deleted[o.Kind+"/"+o.Metadata.Name] = true
+		}
+	}
+
 	objs := make([]rbacObject, 0, len(kust.Resources))
 	accounts := map[string]bool{}
 	for _, file := range kust.Resources {
-		var o rbacObject
-		readYAML(t, filepath.Join("config/rbac", file), &o)
-		objs = append(objs, o)
-		if o.Kind == "ServiceAccount" {
-			accounts[o.Metadata.Name] = true
+		data, err := os.ReadFile(filepath.Join(root, "config/rbac", file))
+		if err != nil {
+			t.Fatal(err)
 		}
+		docs, err := readObjects(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("config/rbac/%s: %v", file, err)
+		}
+		for _, doc := range docs {
+			var o rbacObject
+			if err := convert(doc, &o); err != nil {
+				t.Fatalf("config/rbac/%s: %v", file, err)
+			}
+			if deleted[o.Kind+"/"+o.Metadata.Name] {
+				continue
+			}
+			objs = append(objs, o)
+			if o.Kind == "ServiceAccount" {
+				accounts[o.Metadata.Name] = true
+			}
+		}
+	}
+	if len(deleted) == 0 {
+		t.Errorf("config/manifests deletes no Role or RoleBinding: the certificate rotation's RBAC would reach the CSV")
 	}
 	if !accounts["controller-manager"] {
 		t.Fatalf("config/rbac has no controller-manager ServiceAccount")

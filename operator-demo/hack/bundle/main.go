@@ -24,6 +24,9 @@ limitations under the License.
 //     entry per CRD version, and spec.install: the manager Deployment, and as
 //     permissions / clusterPermissions the rules of every Role / ClusterRole
 //     bound to one of the ServiceAccounts (which OLM creates itself);
+//   - the webhook configurations become spec.webhookdefinitions (OLM creates
+//     the configurations, with its own certificate, for the Deployment the
+//     webhooks' Service selects);
 //   - the CRDs, and every other object (Services, ClusterRoles that are not
 //     bound to the manager), become files of bundle/manifests;
 //   - the scorecard configuration becomes bundle/tests/scorecard/config.yaml;
@@ -51,8 +54,13 @@ import (
 	"sort"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -78,6 +86,25 @@ type (
 		Label map[string]string `json:"label,omitempty"`
 		// Spec is the Deployment's spec as kustomize printed it.
 		Spec map[string]any `json:"spec"`
+	}
+	// webhookDescription is a spec.webhookdefinitions entry, made from one
+	// webhook of a Validating- or MutatingWebhookConfiguration as
+	// operator-sdk makes it.
+	webhookDescription struct {
+		GenerateName            string                                          `json:"generateName"`
+		Type                    string                                          `json:"type"`
+		DeploymentName          string                                          `json:"deploymentName,omitempty"`
+		ContainerPort           int32                                           `json:"containerPort,omitempty"`
+		TargetPort              *intstr.IntOrString                             `json:"targetPort,omitempty"`
+		Rules                   []admissionregistrationv1.RuleWithOperations    `json:"rules,omitempty"`
+		FailurePolicy           *admissionregistrationv1.FailurePolicyType      `json:"failurePolicy,omitempty"`
+		MatchPolicy             *admissionregistrationv1.MatchPolicyType        `json:"matchPolicy,omitempty"`
+		ObjectSelector          *metav1.LabelSelector                           `json:"objectSelector,omitempty"`
+		SideEffects             *admissionregistrationv1.SideEffectClass        `json:"sideEffects"`
+		TimeoutSeconds          *int32                                          `json:"timeoutSeconds,omitempty"`
+		AdmissionReviewVersions []string                                        `json:"admissionReviewVersions"`
+		ReinvocationPolicy      *admissionregistrationv1.ReinvocationPolicyType `json:"reinvocationPolicy,omitempty"`
+		WebhookPath             *string                                         `json:"webhookPath,omitempty"`
 	}
 	crdDescription struct {
 		Name        string `json:"name"`
@@ -194,7 +221,7 @@ func groupOf(apiVersion string) string {
 // bundle files.
 func build(objs []object, o options) (*bundleContents, error) {
 	b := &bundleContents{manifests: map[string]object{}}
-	var crds, deployments, roles, bindings, rest []object
+	var crds, deployments, roles, bindings, webhookConfigs, rest []object
 	serviceAccounts := map[string]bool{}
 	for _, obj := range objs {
 		switch kind := str(obj, "kind"); {
@@ -213,6 +240,8 @@ func build(objs []object, o options) (*bundleContents, error) {
 			bindings = append(bindings, obj)
 		case kind == "Configuration" && groupOf(str(obj, "apiVersion")) == "scorecard.operatorframework.io":
 			b.scorecard = obj
+		case kind == "ValidatingWebhookConfiguration" || kind == "MutatingWebhookConfiguration":
+			webhookConfigs = append(webhookConfigs, obj)
 		case kind == "Namespace":
 			// OLM installs into the namespace the user picks.
 		default:
@@ -257,7 +286,113 @@ func build(objs []object, o options) (*bundleContents, error) {
 	if err := b.fillCSV(o, crds, samples, strategy); err != nil {
 		return nil, err
 	}
+	webhooks, err := webhookDefinitions(webhookConfigs, rest, deployments)
+	if err != nil {
+		return nil, err
+	}
+	if len(webhooks) > 0 {
+		defs, err := toUnstructured(webhooks)
+		if err != nil {
+			return nil, err
+		}
+		if err := unstructured.SetNestedField(b.csv, defs, "spec", "webhookdefinitions"); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
+}
+
+// webhookDefinitions turns every webhook of the configurations into a
+// webhookdefinitions entry, as operator-sdk does: its Service (kept as a
+// bundle file) gives the ports, and the Deployment whose pods the Service
+// selects is the one OLM configures. The namespace selector and the CA are
+// OLM's to set.
+func webhookDefinitions(configs, rest, deployments []object) ([]webhookDescription, error) {
+	services := map[string]corev1.Service{}
+	for _, obj := range rest {
+		if str(obj, "kind") == "Service" {
+			var svc corev1.Service
+			if err := convert(obj, &svc); err != nil {
+				return nil, fmt.Errorf("service %s: %w", str(obj, "metadata", "name"), err)
+			}
+			services[svc.Name] = svc
+		}
+	}
+	var defs []webhookDescription
+	for _, cfg := range configs {
+		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+		var mwc admissionregistrationv1.MutatingWebhookConfiguration
+		var webhooks []webhookDescription
+		switch str(cfg, "kind") {
+		case "ValidatingWebhookConfiguration":
+			if err := convert(cfg, &vwc); err != nil {
+				return nil, err
+			}
+			for _, w := range vwc.Webhooks {
+				webhooks = append(webhooks, webhookDescription{Type: "ValidatingAdmissionWebhook", GenerateName: w.Name,
+					Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy, ObjectSelector: w.ObjectSelector,
+					SideEffects: w.SideEffects, TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions})
+				if err := setService(&webhooks[len(webhooks)-1], w.ClientConfig, services, deployments); err != nil {
+					return nil, err
+				}
+			}
+		case "MutatingWebhookConfiguration":
+			if err := convert(cfg, &mwc); err != nil {
+				return nil, err
+			}
+			for _, w := range mwc.Webhooks {
+				webhooks = append(webhooks, webhookDescription{Type: "MutatingAdmissionWebhook", GenerateName: w.Name,
+					Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy, ObjectSelector: w.ObjectSelector,
+					SideEffects: w.SideEffects, TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
+					ReinvocationPolicy: w.ReinvocationPolicy})
+				if err := setService(&webhooks[len(webhooks)-1], w.ClientConfig, services, deployments); err != nil {
+					return nil, err
+				}
+			}
+		}
+		defs = append(defs, webhooks...)
+	}
+	sort.SliceStable(defs, func(i, j int) bool {
+		if defs[i].Type != defs[j].Type {
+			return defs[i].Type < defs[j].Type
+		}
+		return defs[i].GenerateName < defs[j].GenerateName
+	})
+	return defs, nil
+}
+
+// setService fills in the deployment, ports and path of a webhook served
+// through a Service.
+func setService(d *webhookDescription, cc admissionregistrationv1.WebhookClientConfig,
+	services map[string]corev1.Service, deployments []object) error {
+	if cc.Service == nil {
+		return fmt.Errorf("webhook %s: no service in its clientConfig: OLM serves webhooks through a Service", d.GenerateName)
+	}
+	d.WebhookPath = cc.Service.Path
+	svc, ok := services[cc.Service.Name]
+	if !ok {
+		return fmt.Errorf("webhook %s: its Service %s is not among the manifests", d.GenerateName, cc.Service.Name)
+	}
+	port := int32(443)
+	if cc.Service.Port != nil {
+		port = *cc.Service.Port
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Port == port {
+			d.ContainerPort, d.TargetPort = p.Port, &p.TargetPort
+		}
+	}
+	selector := labels.SelectorFromSet(svc.Spec.Selector)
+	for _, dep := range deployments {
+		podLabels, _, _ := unstructured.NestedStringMap(dep, "spec", "template", "metadata", "labels")
+		if len(svc.Spec.Selector) > 0 && selector.Matches(labels.Set(podLabels)) {
+			d.DeploymentName = str(dep, "metadata", "name")
+		}
+	}
+	if d.DeploymentName == "" {
+		return fmt.Errorf("webhook %s: no Deployment's pods match the selector of its Service %s", d.GenerateName, svc.Name)
+	}
+	return nil
 }
 
 // permissions turns the roles bound to the service accounts into the install
