@@ -17,9 +17,14 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"flag"
+	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 
 	// Import all Kubernetes client auth plugins (e.g. Azure, GCP, OIDC, etc.)
 	// to ensure that exec-entrypoint and run can make use of them.
@@ -40,7 +45,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	zhhnzwv1 "example.com/k8s-demo/kubebuilder-demo/api/v1"
+	zhhnzwv2 "example.com/k8s-demo/kubebuilder-demo/api/v2"
 	"example.com/k8s-demo/kubebuilder-demo/internal/controller"
+	"example.com/k8s-demo/kubebuilder-demo/internal/webhook/certs"
+	webhookv2 "example.com/k8s-demo/kubebuilder-demo/internal/webhook/v2"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -53,6 +61,7 @@ func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 
 	utilruntime.Must(zhhnzwv1.AddToScheme(scheme))
+	utilruntime.Must(zhhnzwv2.AddToScheme(scheme))
 	// +kubebuilder:scaffold:scheme
 }
 
@@ -62,6 +71,8 @@ func main() {
 	var metricsCertPath, metricsCertName, metricsCertKey string
 	var webhookCertPath, webhookCertName, webhookCertKey string
 	var webhookPort int
+	var webhookCertRotation bool
+	var webhookCertNamespace, webhookCertSecret, webhookService string
 	var enableLeaderElection bool
 	var leaderElectionNamespace string
 	var kubeAPIQPS float64
@@ -83,6 +94,19 @@ func main() {
 	flag.StringVar(&webhookCertName, "webhook-cert-name", "tls.crt", "The name of the webhook certificate file.")
 	flag.StringVar(&webhookCertKey, "webhook-cert-key", "tls.key", "The name of the webhook key file.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port the webhook server listens on. Defaults to 9443.")
+	// Not part of the scaffold, which has cert-manager issue the webhook's
+	// certificate (internal/webhook/certs says why). The defaults are the
+	// names config/default gives the Secret and the Service.
+	flag.BoolVar(&webhookCertRotation, "webhook-cert-rotation", false,
+		"If set, the manager issues and renews the webhook server's certificate itself, in the Secret "+
+			"--webhook-cert-secret mounted at --webhook-cert-path, and injects its CA into the CustomPod CRD's conversion webhook. "+
+			"Off where something else provides the certificate (make run).")
+	flag.StringVar(&webhookCertNamespace, "webhook-cert-namespace", "",
+		"The namespace of the webhook's Secret and Service (default: the pod's own).")
+	flag.StringVar(&webhookCertSecret, "webhook-cert-secret", "kubebuilder-demo-webhook-server-cert",
+		"The Secret that holds the webhook server's certificate, with --webhook-cert-rotation.")
+	flag.StringVar(&webhookService, "webhook-service", "kubebuilder-demo-webhook-service",
+		"The Service through which the API server calls the webhooks: the certificate is for its DNS name.")
 	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
 		"The directory that contains the metrics server certificate.")
 	flag.StringVar(&metricsCertName, "metrics-cert-name", "tls.crt", "The name of the metrics server certificate file.")
@@ -142,6 +166,16 @@ func main() {
 	}
 
 	webhookServer := webhook.NewServer(webhookServerOptions)
+	// With the rotation, the server starts only once the rotator has put
+	// the certificate in the cert directory (it cannot start without one);
+	// until then the readiness probe fails, so the Service sends the API
+	// server no requests, and reading CustomPods in the version not stored
+	// fails.
+	var certsReady chan struct{}
+	if webhookCertRotation {
+		certsReady = make(chan struct{})
+		webhookServer = &serverAfter{Server: webhookServer, ready: certsReady}
+	}
 
 	// Metrics endpoint is enabled in 'config/default/kustomization.yaml'. The Metrics options configure the server.
 	// More info:
@@ -232,7 +266,45 @@ func main() {
 		setupLog.Error(err, "Failed to create controller", "controller", "custompod")
 		os.Exit(1)
 	}
+	// nolint:goconst
+	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
+		if err := webhookCertPresent(webhookCertRotation, webhookCertPath, webhookCertName); err != nil {
+			setupLog.Error(err, "No certificate for the webhook server")
+			os.Exit(1)
+		}
+		if err := webhookv2.SetupCustomPodWebhookWithManager(mgr); err != nil {
+			setupLog.Error(err, "Failed to create webhook", "webhook", "CustomPod")
+			os.Exit(1)
+		}
+	}
 	// +kubebuilder:scaffold:builder
+
+	if webhookCertRotation {
+		if webhookCertNamespace == "" {
+			if webhookCertNamespace, err = certs.PodNamespace(); err != nil {
+				setupLog.Error(err, "Failed to find the webhook certificate's namespace")
+				os.Exit(1)
+			}
+		}
+		ready, err := certs.Add(mgr, certs.Options{
+			Namespace:   webhookCertNamespace,
+			SecretName:  webhookCertSecret,
+			ServiceName: webhookService,
+			CertDir:     webhookCertPath,
+			// The CRD's conversion webhook calls the Service
+			// (config/crd/patches/webhook_in_custompods.yaml).
+			ConversionCRDs: []string{"custompods.zhhnzw.mock.com"},
+		})
+		if err != nil {
+			setupLog.Error(err, "Failed to set up the webhook certificate rotation")
+			os.Exit(1)
+		}
+		go func() {
+			<-ready
+			setupLog.Info("Webhook certificate ready: starting the webhook server")
+			close(certsReady)
+		}()
+	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		setupLog.Error(err, "Failed to set up health check")
@@ -242,10 +314,67 @@ func main() {
 		setupLog.Error(err, "Failed to set up ready check")
 		os.Exit(1)
 	}
+	// Not ready until the webhook server serves: until then the API server
+	// can read and write CustomPods only in v2, the version it stores.
+	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			setupLog.Error(err, "Failed to set up the webhook server's ready check")
+			os.Exit(1)
+		}
+	}
 
 	setupLog.Info("Starting manager")
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		setupLog.Error(err, "Failed to run manager")
 		os.Exit(1)
 	}
+}
+
+// serverAfter is a webhook server that starts once ready is closed: the
+// manager starts its webhook server first thing, before the certificate
+// rotator has had a chance to write the certificate.
+type serverAfter struct {
+	webhook.Server
+	ready <-chan struct{}
+}
+
+func (s *serverAfter) Start(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.Server.Start(ctx)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// StartedChecker fails until the server has started (the wrapped one's
+// would too, but says nothing of why).
+func (s *serverAfter) StartedChecker() healthz.Checker {
+	started := s.Server.StartedChecker()
+	return func(req *http.Request) error {
+		select {
+		case <-s.ready:
+			return started(req)
+		default:
+			return errors.New("the webhook server waits for its certificate (--webhook-cert-rotation)")
+		}
+	}
+}
+
+// webhookCertPresent says, before the manager starts, what the webhook
+// server would only say once started, and less plainly: that it has no
+// certificate (outside the cluster, a manager run as `bin/manager` has
+// none unless given one).
+func webhookCertPresent(rotation bool, dir, name string) error {
+	if rotation {
+		return nil // the rotator writes it; the server waits for it
+	}
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs") // controller-runtime's default
+	}
+	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+		return fmt.Errorf("%w: give --webhook-cert-path a directory with tls.crt and tls.key "+
+			"(`make run` makes one, with hack/localwebhook), or run without webhooks: ENABLE_WEBHOOKS=false", err)
+	}
+	return nil
 }

@@ -41,8 +41,8 @@ import (
 	"fmt"
 	"slices"
 
-	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
+	sigsjson "sigs.k8s.io/json"
 
 	zhhnzwv2 "example.com/k8s-demo/kubebuilder-demo/api/v2"
 )
