@@ -104,8 +104,8 @@ func main() {
 
 type options struct {
 	host, dir, manifests, crdPatches, prefix, namespace, kubeconfig string
-	port                                                int
-	delete                                              bool
+	port                                                            int
+	delete                                                          bool
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
