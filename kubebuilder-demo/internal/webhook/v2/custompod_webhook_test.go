@@ -90,8 +90,10 @@ const nginxAnnotation = `{"image":"nginx:1.27","command":["nginx","-g","daemon o
 
 // Ordered: the upgrade starts from a cluster without v2, so it runs first;
 // the conversion specs after it install this release's CRD again (a no-op
-// then), so that each Context also runs alone (ginkgo --focus).
-var _ = Describe("CustomPod Webhook", Ordered, func() {
+// then), so that each Context also runs alone (ginkgo --focus). A failed
+// spec does not skip the ones after it (ContinueOnFailure): each says what
+// it checks.
+var _ = Describe("CustomPod Webhook", Ordered, ContinueOnFailure, func() {
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 
