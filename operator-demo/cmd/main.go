@@ -49,12 +49,14 @@ import (
 	debugv1alpha1 "example.com/k8s-demo/operator-demo/api/debug/v1alpha1"
 	networkv1 "example.com/k8s-demo/operator-demo/api/network/v1"
 	zhhnzwv1 "example.com/k8s-demo/operator-demo/api/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/operator-demo/api/zhhnzw/v2"
 	appscontroller "example.com/k8s-demo/operator-demo/internal/controller/apps"
 	debugcontroller "example.com/k8s-demo/operator-demo/internal/controller/debug"
 	networkcontroller "example.com/k8s-demo/operator-demo/internal/controller/network"
 	zhhnzwcontroller "example.com/k8s-demo/operator-demo/internal/controller/zhhnzw"
 	"example.com/k8s-demo/operator-demo/internal/webhook/certs"
 	webhooknetworkv1 "example.com/k8s-demo/operator-demo/internal/webhook/network/v1"
+	webhookzhhnzwv2 "example.com/k8s-demo/operator-demo/internal/webhook/zhhnzw/v2"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -67,6 +69,7 @@ func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 
 	utilruntime.Must(zhhnzwv1.AddToScheme(scheme))
+	utilruntime.Must(zhhnzwv2.AddToScheme(scheme))
 	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
 	utilruntime.Must(networkv1.AddToScheme(scheme))
 	utilruntime.Must(debugv1alpha1.AddToScheme(scheme))
@@ -107,7 +110,8 @@ func main() {
 	// names config/default gives the Secret and the Service.
 	flag.BoolVar(&webhookCertRotation, "webhook-cert-rotation", false,
 		"If set, the manager issues and renews the webhook server's certificate itself, in the Secret "+
-			"--webhook-cert-secret mounted at --webhook-cert-path, and injects its CA into the webhook configurations. "+
+			"--webhook-cert-secret mounted at --webhook-cert-path, and injects its CA into the webhook configurations "+
+			"and the CustomPod CRD's conversion webhook. "+
 			"Off where something else provides the certificate (OLM, make run).")
 	flag.StringVar(&webhookCertNamespace, "webhook-cert-namespace", "",
 		"The namespace of the webhook's Secret and Service (default: the pod's own).")
@@ -177,7 +181,8 @@ func main() {
 	// With the rotation, the server starts only once the rotator has put
 	// the certificate in the cert directory (it cannot start without one);
 	// until then the readiness probe fails, so the Service sends the API
-	// server no requests, and the webhooks' failurePolicy applies.
+	// server no requests: the webhooks' failurePolicy applies, and reading
+	// CustomPods in the version not stored fails.
 	var certsReady chan struct{}
 	if webhookCertRotation {
 		certsReady = make(chan struct{})
@@ -307,6 +312,10 @@ func main() {
 			setupLog.Error(err, "Failed to create webhook", "webhook", "Vpc")
 			os.Exit(1)
 		}
+		if err := webhookzhhnzwv2.SetupCustomPodWebhookWithManager(mgr); err != nil {
+			setupLog.Error(err, "Failed to create webhook", "webhook", "CustomPod")
+			os.Exit(1)
+		}
 	}
 	// A PodBuggerTool debugs anyone's pods: a cache of its own holds their
 	// metadata only, which is all it watches.
@@ -343,6 +352,9 @@ func main() {
 			CertDir:     webhookCertPath,
 			// config/default's name for config/webhook/manifests.yaml's.
 			ValidatingWebhookConfigurations: []string{"operator-demo-validating-webhook-configuration"},
+			// The CRD's conversion webhook calls the Service
+			// (config/crd/patches/webhook_in_zhhnzw_custompods.yaml).
+			ConversionCRDs: []string{"custompods.zhhnzw.mock.com"},
 		})
 		if err != nil {
 			setupLog.Error(err, "Failed to set up the webhook certificate rotation")
@@ -364,7 +376,8 @@ func main() {
 		os.Exit(1)
 	}
 	// Not ready until the webhook server serves: a Vpc written before would
-	// meet failurePolicy Fail.
+	// meet failurePolicy Fail, and the API server can read and write
+	// CustomPods only in v2, the version it stores.
 	if os.Getenv("ENABLE_WEBHOOKS") != "false" {
 		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 			setupLog.Error(err, "Failed to set up the webhook server's ready check")

@@ -18,10 +18,10 @@ package v1
 
 // Conversion between v1 and v2, the version the API server stores: the same
 // rules as crd-demo's pkg/apis/zhhnzw/v1/conversion.go, written as
-// controller-runtime's conversion.Convertible. v2 is the hub
-// (api/v2/custompod_conversion.go); v1, a spoke, converts to and from it, and
-// the manager's conversion webhook (/convert, registered by
-// internal/webhook/v2) calls these two methods.
+// controller-runtime's conversion.Convertible. v2 is the hub (the v2
+// package's custompod_conversion.go); v1, a spoke, converts to and from it,
+// and the manager's conversion webhook (/convert, registered by v2's webhook
+// package) calls these two methods.
 //
 // v1 has no pod template: every v1 CustomPod runs DefaultTemplate(). For a
 // v2 object to survive a read and a write through v1, the template goes to

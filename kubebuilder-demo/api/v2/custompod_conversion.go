@@ -18,5 +18,5 @@ package v2
 
 // Hub marks this type as a conversion hub: v2 is the version the API server
 // stores, and every other version (v1) converts to and from it
-// (api/v1/custompod_conversion.go).
+// (the v1 package's custompod_conversion.go).
 func (*CustomPod) Hub() {}

@@ -23,16 +23,25 @@ limitations under the License.
 //     tls.key: the manager's --webhook-cert-path), or reuses them while they
 //     are valid for that host;
 //   - server-side applies a copy of each webhook configuration of
-//     config/webhook/manifests.yaml, named <prefix><name>-local, whose
-//     webhooks call https://<host>:<port><path> and trust that CA. With
-//     -namespace (default $WATCH_NAMESPACE, as the manager), the copy is
-//     named <prefix><name>-local-<namespace> and matches that namespace only,
-//     so that managers watching different namespaces each validate their own.
+//     config/webhook/manifests.yaml, if there is one, named
+//     <prefix><name>-local, whose webhooks call https://<host>:<port><path>
+//     and trust that CA. With -namespace (default $WATCH_NAMESPACE, as the
+//     manager), the copy is named <prefix><name>-local-<namespace> and
+//     matches that namespace only, so that managers watching different
+//     namespaces each validate their own;
+//   - points the conversion webhook of each CRD that config/crd/patches
+//     gives one (webhook_in_*.yaml) at https://<host>:<port><path>, with that
+//     CA. The CRD must be installed (`make install`). A CRD has one
+//     conversion webhook for the whole cluster, whatever -namespace says: the
+//     last manager started converts for all (any of them converts alike).
 //
 // With -delete it deletes those copies instead (`make uninstall-local-webhook`).
 // The copies stay when the manager stops: every write they match is then
 // refused (failurePolicy: Fail) until the manager runs again or they are
-// deleted.
+// deleted. The CRDs' conversion is left pointing here: with no webhook, the
+// API server serves a CustomPod only in the version it is stored in, and
+// `make install` (or `make deploy`) points the conversion at the in-cluster
+// Service again.
 //
 // The host must be this machine as the API server reaches it: 127.0.0.1 for
 // a kwok cluster, whose API server is a process on this machine.
@@ -63,8 +72,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
@@ -78,7 +89,8 @@ func main() {
 	flag.StringVar(&o.host, "host", "127.0.0.1", "this machine's address or name, as the API server reaches it")
 	flag.IntVar(&o.port, "port", 9443, "the port the manager's webhook server listens on (--webhook-port)")
 	flag.StringVar(&o.dir, "dir", "bin/localwebhook", "where the CA and the serving certificate are kept (--webhook-cert-path)")
-	flag.StringVar(&o.manifests, "manifests", "config/webhook/manifests.yaml", "the webhook configurations controller-gen generated")
+	flag.StringVar(&o.manifests, "manifests", "config/webhook/manifests.yaml", "the webhook configurations controller-gen generated, if any")
+	flag.StringVar(&o.crdPatches, "crd-patches", "config/crd/patches", "the CRD patches that enable conversion webhooks (webhook_in_*.yaml)")
 	flag.StringVar(&o.prefix, "name-prefix", "operator-demo-", "prefix of the copies' names (config/default's namePrefix)")
 	flag.StringVar(&o.namespace, "namespace", os.Getenv("WATCH_NAMESPACE"), "if set, the copies match this namespace only (default $WATCH_NAMESPACE)")
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (default $KUBECONFIG or ~/.kube/config)")
@@ -91,9 +103,9 @@ func main() {
 }
 
 type options struct {
-	host, dir, manifests, prefix, namespace, kubeconfig string
-	port                                                int
-	delete                                              bool
+	host, dir, manifests, crdPatches, prefix, namespace, kubeconfig string
+	port                                                            int
+	delete                                                          bool
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
@@ -111,8 +123,21 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	conversions, err := readConversions(o.crdPatches)
+	if err != nil {
+		return err
+	}
+	if len(configs) == 0 && len(conversions) == 0 {
+		return fmt.Errorf("no webhook: %s holds no webhook configuration, and %s no conversion webhook", o.manifests, o.crdPatches)
+	}
 	if o.delete {
-		return deleteCopies(ctx, client, configs, o, out)
+		if err := deleteCopies(ctx, client, configs, o, out); err != nil {
+			return err
+		}
+		for _, c := range conversions {
+			fmt.Fprintf(out, "CustomResourceDefinition %s: conversion left as is (make install points it at the cluster's Service)\n", c.crd)
+		}
+		return nil
 	}
 
 	ca, err := ensureCerts(o.dir, o.host, out)
@@ -124,6 +149,93 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			return err
 		}
 	}
+	if len(conversions) > 0 {
+		dyn, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		for _, c := range conversions {
+			if err := pointConversion(ctx, dyn, c, ca, o, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// conversion is a CRD whose conversion webhook a patch of config/crd/patches
+// enables, and the path the webhook serves.
+type conversion struct {
+	crd, path string
+}
+
+// readConversions reads the conversion webhook patches the scaffold writes
+// (`kubebuilder create webhook --conversion`).
+func readConversions(dir string) ([]conversion, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "webhook_in_*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var conversions []conversion
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var patch struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec struct {
+				Conversion struct {
+					Strategy string `json:"strategy"`
+					Webhook  struct {
+						ClientConfig struct {
+							Service struct {
+								Path string `json:"path"`
+							} `json:"service"`
+						} `json:"clientConfig"`
+					} `json:"webhook"`
+				} `json:"conversion"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(b, &patch); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		c := patch.Spec.Conversion
+		if c.Strategy != "Webhook" || patch.Metadata.Name == "" || c.Webhook.ClientConfig.Service.Path == "" {
+			return nil, fmt.Errorf("%s: not a conversion webhook patch (metadata.name, strategy Webhook, a service path)", f)
+		}
+		conversions = append(conversions, conversion{crd: patch.Metadata.Name, path: c.Webhook.ClientConfig.Service.Path})
+	}
+	return conversions, nil
+}
+
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// pointConversion points the CRD's conversion webhook at this machine. A
+// merge patch: the rest of the CRD stays as `make install` applied it, and
+// the service is removed (a clientConfig has a URL or a service, not both).
+func pointConversion(ctx context.Context, dyn dynamic.Interface, c conversion, ca []byte, o options, out io.Writer) error {
+	url := "https://" + net.JoinHostPort(o.host, strconv.Itoa(o.port)) + c.path
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"conversion": map[string]any{
+		"strategy": "Webhook",
+		"webhook": map[string]any{
+			"conversionReviewVersions": []string{"v1"},
+			"clientConfig":             map[string]any{"url": url, "caBundle": ca, "service": nil},
+		},
+	}}})
+	if err != nil {
+		return err
+	}
+	_, err = dyn.Resource(crdResource).Patch(ctx, c.crd, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("CustomResourceDefinition %s is not installed: run `make install` first", c.crd)
+	}
+	if err != nil {
+		return fmt.Errorf("pointing the conversion webhook of %s here: %w", c.crd, err)
+	}
+	fmt.Fprintf(out, "CustomResourceDefinition %s: conversion webhook -> %s\n", c.crd, url)
 	return nil
 }
 
@@ -136,6 +248,9 @@ type webhookConfig struct {
 
 func readConfigs(path string) ([]webhookConfig, error) {
 	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // only conversion webhooks: controller-gen writes no file
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -160,9 +275,6 @@ func readConfigs(path string) ([]webhookConfig, error) {
 		meta, _ := obj["metadata"].(map[string]any)
 		name, _ := meta["name"].(string)
 		configs = append(configs, webhookConfig{kind: kind, name: name, obj: obj})
-	}
-	if len(configs) == 0 {
-		return nil, fmt.Errorf("%s holds no webhook configuration", path)
 	}
 	return configs, nil
 }

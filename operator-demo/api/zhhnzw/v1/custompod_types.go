@@ -33,7 +33,8 @@ type CustomPodSpec struct {
 	// A pointer, so that Go clients send an explicit 0 rather than dropping it
 	// (omitempty) and getting the default instead.
 
-	// replicas is the number of busybox pods to keep running.
+	// replicas is the number of busybox pods to keep running (busybox:1.36,
+	// `sleep 3600`; v2 lets the pods run another template).
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100

@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	zhhnzwv1 "example.com/k8s-demo/operator-demo/api/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/operator-demo/api/zhhnzw/v2"
 )
 
 const (
@@ -55,10 +55,6 @@ const (
 	// server takes the binary's name from the user agent), and, in
 	// cmd/main.go, the source of its events.
 	ControllerName = "custompod-controller"
-
-	// PodImage is the pods' image: a tag, not :latest, which the kubelet
-	// pulls on every start; IfNotPresent then runs the copy a node has.
-	PodImage = "busybox:1.36"
 
 	// Reasons, for events and for the Ready condition. The event reasons are
 	// the ones a ReplicaSet uses.
@@ -102,7 +98,7 @@ type CustomPodReconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile makes the pods of a CustomPod match spec.replicas: it creates the
-// missing busybox pods, deletes the surplus (newest first) and then records
+// missing pods from spec.template, deletes the surplus (newest first) and then records
 // what it found in the status.
 //
 // custompods/finalizers is granted because SetControllerReference sets
@@ -112,7 +108,7 @@ type CustomPodReconciler struct {
 // For more details, check Reconcile and its Result here:
 // - https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.24.1/pkg/reconcile
 func (r *CustomPodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var cp zhhnzwv1.CustomPod
+	var cp zhhnzwv2.CustomPod
 	if err := r.Get(ctx, req.NamespacedName, &cp); err != nil {
 		// NotFound: the CustomPod is gone and the garbage collector removes its
 		// pods through their owner references. There is nothing to retry.
@@ -151,7 +147,7 @@ func (r *CustomPodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // spec.replicas: not being deleted and not finished. Pods that only carry the
 // label (say, left over from an earlier CustomPod of the same name) are not
 // adopted.
-func (r *CustomPodReconciler) activePods(ctx context.Context, cp *zhhnzwv1.CustomPod) ([]corev1.Pod, error) {
+func (r *CustomPodReconciler) activePods(ctx context.Context, cp *zhhnzwv2.CustomPod) ([]corev1.Pod, error) {
 	var list corev1.PodList
 	if err := r.APIReader.List(ctx, &list,
 		client.InNamespace(cp.Namespace),
@@ -174,7 +170,7 @@ func (r *CustomPodReconciler) activePods(ctx context.Context, cp *zhhnzwv1.Custo
 
 // scaleUp creates n pods, each a new object with a generated name, and
 // returns pods with the new ones added.
-func (r *CustomPodReconciler) scaleUp(ctx context.Context, cp *zhhnzwv1.CustomPod, pods []corev1.Pod, n int) ([]corev1.Pod, error) {
+func (r *CustomPodReconciler) scaleUp(ctx context.Context, cp *zhhnzwv2.CustomPod, pods []corev1.Pod, n int) ([]corev1.Pod, error) {
 	log := logf.FromContext(ctx)
 	for range n {
 		pod, err := r.newPod(cp)
@@ -195,7 +191,7 @@ func (r *CustomPodReconciler) scaleUp(ctx context.Context, cp *zhhnzwv1.CustomPo
 // scaleDown deletes n pods, the newest first as a ReplicaSet does (the oldest
 // have proven they run), breaking creation-time ties by name so that the
 // choice is deterministic. It returns the pods that are left.
-func (r *CustomPodReconciler) scaleDown(ctx context.Context, cp *zhhnzwv1.CustomPod, pods []corev1.Pod, n int) ([]corev1.Pod, error) {
+func (r *CustomPodReconciler) scaleDown(ctx context.Context, cp *zhhnzwv2.CustomPod, pods []corev1.Pod, n int) ([]corev1.Pod, error) {
 	log := logf.FromContext(ctx)
 	sort.Slice(pods, func(i, j int) bool {
 		ti, tj := pods[i].CreationTimestamp, pods[j].CreationTimestamp
@@ -223,9 +219,12 @@ func (r *CustomPodReconciler) scaleDown(ctx context.Context, cp *zhhnzwv1.Custom
 	return pods[n:], nil
 }
 
-// newPod builds one busybox pod (the sleeper of the operator-sdk PodSet
-// example) owned by cp.
-func (r *CustomPodReconciler) newPod(cp *zhhnzwv1.CustomPod) (*corev1.Pod, error) {
+// newPod builds one pod owned by cp, running cp's spec.template. The
+// controller reads v2, the stored version: a v1 CustomPod reaches it
+// converted, with v1's template (busybox:1.36, sleep 3600). A template
+// changed later applies to the pods made after it, as a ReplicaSet's does:
+// the pods already running are not replaced.
+func (r *CustomPodReconciler) newPod(cp *zhhnzwv2.CustomPod) (*corev1.Pod, error) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: cp.Name + "-",
@@ -237,16 +236,22 @@ func (r *CustomPodReconciler) newPod(cp *zhhnzwv1.CustomPod) (*corev1.Pod, error
 			// namespace that enforces it admits the pods.
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsNonRoot: ptr.To(true),
-				// busybox's image runs as root, and the kubelet refuses to
-				// start it with runAsNonRoot unless a user is named: nobody.
+				// An image that runs as root (busybox's, nginx's) is refused
+				// with runAsNonRoot unless a user is named: nobody. Whatever
+				// user the template's image names, its pods run as nobody.
 				RunAsUser:      ptr.To[int64](65534),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name:            "busybox",
-				Image:           PodImage,
+				// The name the pods had in v1, whatever the image, as in the
+				// client-go and operator-sdk demos.
+				Name:  "busybox",
+				Image: cp.Spec.Template.Image,
+				// Pulled once per node, even an image without a tag (that
+				// is, :latest, whose default policy, Always, would pull at
+				// every start).
 				ImagePullPolicy: corev1.PullIfNotPresent,
-				Command:         []string{"sleep", "3600"},
+				Command:         cp.Spec.Template.Command,
 				SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: ptr.To(false),
 					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -265,7 +270,7 @@ func (r *CustomPodReconciler) newPod(cp *zhhnzwv1.CustomPod) (*corev1.Pod, error
 // updateStatus writes replicas, readyReplicas, podNames and the Ready
 // condition, and only when they changed, so that a reconcile with nothing to
 // do writes nothing.
-func (r *CustomPodReconciler) updateStatus(ctx context.Context, cp *zhhnzwv1.CustomPod, desired int32,
+func (r *CustomPodReconciler) updateStatus(ctx context.Context, cp *zhhnzwv2.CustomPod, desired int32,
 	pods []corev1.Pod, scaleErr error) error {
 	names := make([]string, 0, len(pods))
 	readyPods := int32(0)
@@ -322,7 +327,7 @@ func isPodReady(pod *corev1.Pod) bool {
 	return false
 }
 
-func (r *CustomPodReconciler) event(cp *zhhnzwv1.CustomPod, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+func (r *CustomPodReconciler) event(cp *zhhnzwv2.CustomPod, related runtime.Object, eventtype, reason, action, note string, args ...any) {
 	if r.Recorder != nil {
 		r.Recorder.Eventf(cp, related, eventtype, reason, action, note, args...)
 	}
@@ -336,7 +341,7 @@ func (r *CustomPodReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("CustomPodReconciler needs APIReader (mgr.GetAPIReader()): it lists pods from the API server, not from the cache")
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&zhhnzwv1.CustomPod{}).
+		For(&zhhnzwv2.CustomPod{}).
 		// Any change to a pod this controller owns (kubectl delete pod, a pod
 		// that fails) requeues its CustomPod, so that it is replaced at once.
 		Owns(&corev1.Pod{}).

@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	zhhnzwv1 "example.com/k8s-demo/operator-demo/api/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/operator-demo/api/zhhnzw/v2"
 )
 
 var _ = Describe("CustomPod Controller", func() {
@@ -54,12 +55,12 @@ var _ = Describe("CustomPod Controller", func() {
 			typeNamespacedName = types.NamespacedName{Name: resourceName, Namespace: newNamespace(ctx)}
 
 			By("creating the custom resource for the Kind CustomPod")
-			resource := &zhhnzwv1.CustomPod{
+			resource := &zhhnzwv2.CustomPod{
 				ObjectMeta: metav1.ObjectMeta{
 					Name:      typeNamespacedName.Name,
 					Namespace: typeNamespacedName.Namespace,
 				},
-				Spec: zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](1)},
+				Spec: zhhnzwv2.CustomPodSpec{Replicas: ptr.To[int32](1), Template: busybox},
 			}
 			Expect(k8sClient.Create(ctx, resource)).To(Succeed())
 			expectPodCount(typeNamespacedName, 1)
@@ -67,18 +68,19 @@ var _ = Describe("CustomPod Controller", func() {
 
 		AfterEach(func() {
 			By("Cleanup the specific resource instance CustomPod")
-			resource := &zhhnzwv1.CustomPod{}
+			resource := &zhhnzwv2.CustomPod{}
 			resource.Name, resource.Namespace = typeNamespacedName.Name, typeNamespacedName.Namespace
 			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, resource))).To(Succeed())
 		})
 
-		It("should create a busybox pod owned by the CustomPod", func() {
+		It("should create a pod from the template, owned by the CustomPod", func() {
 			cp := getCustomPod(typeNamespacedName)
 			pod := activePods(typeNamespacedName)[0]
 
 			Expect(pod.Name).To(HavePrefix(resourceName + "-"))
 			Expect(pod.Labels).To(HaveKeyWithValue(CustomPodLabel, resourceName))
 			Expect(pod.Spec.Containers).To(HaveLen(1))
+			Expect(pod.Spec.Containers[0].Name).To(Equal("busybox"))
 			Expect(pod.Spec.Containers[0].Image).To(Equal("busybox:1.36"))
 			Expect(pod.Spec.Containers[0].ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
 			Expect(pod.Spec.Containers[0].Command).To(Equal([]string{"sleep", "3600"}))
@@ -212,7 +214,7 @@ var _ = Describe("CustomPod Controller", func() {
 			pods := activePods(typeNamespacedName)
 			for _, pod := range pods {
 				Expect(pod.OwnerReferences).To(ConsistOf(metav1.OwnerReference{
-					APIVersion:         zhhnzwv1.GroupVersion.String(),
+					APIVersion:         zhhnzwv2.GroupVersion.String(),
 					Kind:               "CustomPod",
 					Name:               cp.Name,
 					UID:                cp.UID,
@@ -224,7 +226,7 @@ var _ = Describe("CustomPod Controller", func() {
 			By("deleting the CustomPod")
 			Expect(k8sClient.Delete(ctx, &cp)).To(Succeed())
 			Eventually(func() bool {
-				return errors.IsNotFound(k8sClient.Get(ctx, typeNamespacedName, &zhhnzwv1.CustomPod{}))
+				return errors.IsNotFound(k8sClient.Get(ctx, typeNamespacedName, &zhhnzwv2.CustomPod{}))
 			}).Should(BeTrue())
 
 			// envtest runs no garbage collector, so the pods stay; in a cluster
@@ -232,6 +234,61 @@ var _ = Describe("CustomPod Controller", func() {
 			// itself must not touch them any more.
 			Consistently(func() []string { return podNames(activePods(typeNamespacedName)) }, 2*time.Second).
 				Should(Equal(podNames(pods)))
+		})
+	})
+
+	Context("When the CustomPod has a template of its own", func() {
+		It("should run the template's image and command, and a changed template in new pods only", func() {
+			key := types.NamespacedName{Name: "clock", Namespace: newNamespace(ctx)}
+			clock := zhhnzwv2.CustomPodTemplate{Image: "busybox:1.37", Command: []string{"sh", "-c", "while true; do date; sleep 10; done"}}
+			Expect(k8sClient.Create(ctx, &zhhnzwv2.CustomPod{
+				ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
+				Spec:       zhhnzwv2.CustomPodSpec{Replicas: ptr.To[int32](1), Template: clock},
+			})).To(Succeed())
+			expectPodCount(key, 1)
+			first := activePods(key)[0]
+			Expect(first.Spec.Containers[0].Image).To(Equal(clock.Image))
+			Expect(first.Spec.Containers[0].Command).To(Equal(clock.Command))
+
+			By("changing the image: the running pod stays, as a ReplicaSet's would; the next one runs the new image")
+			cp := getCustomPod(key)
+			patch := client.MergeFrom(cp.DeepCopy())
+			cp.Spec.Template = zhhnzwv2.CustomPodTemplate{Image: "nginx:1.27"}
+			cp.Spec.Replicas = ptr.To[int32](2)
+			Expect(k8sClient.Patch(ctx, &cp, patch)).To(Succeed())
+			expectPodCount(key, 2)
+			for _, pod := range activePods(key) {
+				if pod.Name == first.Name {
+					Expect(pod.Spec.Containers[0].Image).To(Equal(clock.Image))
+					continue
+				}
+				Expect(pod.Spec.Containers[0].Image).To(Equal("nginx:1.27"))
+				Expect(pod.Spec.Containers[0].Command).To(BeEmpty(), "no command: the image's own entrypoint")
+			}
+		})
+	})
+
+	Context("When a v1 client writes the CustomPod", func() {
+		It("should run v1's busybox, read through the conversion webhook", func() {
+			key := types.NamespacedName{Name: "from-v1", Namespace: newNamespace(ctx)}
+			Expect(k8sClient.Create(ctx, &zhhnzwv1.CustomPod{
+				ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
+				Spec:       zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](2)},
+			})).To(Succeed())
+			expectPodCount(key, 2)
+			for _, pod := range activePods(key) {
+				Expect(pod.Spec.Containers[0].Image).To(Equal(zhhnzwv1.PodImage))
+				Expect(pod.Spec.Containers[0].Command).To(Equal([]string{"sleep", "3600"}))
+			}
+
+			By("the v1 client reads the status the controller wrote through v2")
+			Eventually(func(g Gomega) {
+				var cp zhhnzwv1.CustomPod
+				g.Expect(k8sClient.Get(ctx, key, &cp)).To(Succeed())
+				g.Expect(cp.Status.Replicas).To(Equal(int32(2)))
+				g.Expect(cp.Status.PodNames).To(Equal(podNames(activePods(key))))
+				g.Expect(meta.FindStatusCondition(cp.Status.Conditions, ConditionReady)).NotTo(BeNil())
+			}).Should(Succeed())
 		})
 	})
 
@@ -243,9 +300,9 @@ var _ = Describe("CustomPod Controller", func() {
 			}}
 			Expect(k8sClient.Create(ctx, ns)).To(Succeed())
 			key := types.NamespacedName{Name: "restricted", Namespace: ns.Name}
-			cp := &zhhnzwv1.CustomPod{
+			cp := &zhhnzwv2.CustomPod{
 				ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
-				Spec:       zhhnzwv1.CustomPodSpec{Replicas: ptr.To[int32](2)},
+				Spec:       zhhnzwv2.CustomPodSpec{Replicas: ptr.To[int32](2), Template: busybox},
 			}
 			Expect(k8sClient.Create(ctx, cp)).To(Succeed())
 			expectPodCount(key, 2)
@@ -257,7 +314,8 @@ var _ = Describe("CustomPod Controller", func() {
 		It("should neither log nor record a deletion it did not make", func() {
 			recorder := events.NewFakeRecorder(10)
 			r := &CustomPodReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), APIReader: k8sClient, Recorder: recorder}
-			cp := &zhhnzwv1.CustomPod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: newNamespace(ctx)}}
+			cp := &zhhnzwv2.CustomPod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: newNamespace(ctx)},
+				Spec: zhhnzwv2.CustomPodSpec{Template: busybox}}
 			Expect(k8sClient.Create(ctx, cp)).To(Succeed())
 			gone := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone-x", Namespace: cp.Namespace, UID: "gone-uid"}}
 
@@ -292,6 +350,10 @@ var _ = Describe("CustomPod Controller", func() {
 	})
 })
 
+// busybox is the template of the v2 CustomPods of these tests: what a v1
+// CustomPod runs.
+var busybox = zhhnzwv2.CustomPodTemplate{Image: "busybox:1.36", Command: []string{"sleep", "3600"}}
+
 // newNamespace creates a namespace with a generated name and returns the name.
 func newNamespace(ctx context.Context) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "custompod-test-"}}
@@ -299,8 +361,8 @@ func newNamespace(ctx context.Context) string {
 	return ns.Name
 }
 
-func getCustomPod(key types.NamespacedName) zhhnzwv1.CustomPod {
-	var cp zhhnzwv1.CustomPod
+func getCustomPod(key types.NamespacedName) zhhnzwv2.CustomPod {
+	var cp zhhnzwv2.CustomPod
 	ExpectWithOffset(1, k8sClient.Get(ctx, key, &cp)).To(Succeed())
 	return cp
 }

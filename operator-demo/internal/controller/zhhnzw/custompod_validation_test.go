@@ -17,6 +17,8 @@ limitations under the License.
 package zhhnzw
 
 import (
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -26,11 +28,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	zhhnzwv1 "example.com/k8s-demo/operator-demo/api/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/operator-demo/api/zhhnzw/v2"
 )
 
 // These tests need no controller: the API server itself checks every CustomPod
 // against the OpenAPI schema that controller-gen wrote from the markers in
-// api/v1/custompod_types.go.
+// api/v1/custompod_types.go and api/v2/custompod_types.go. (A v1 CustomPod
+// is stored as v2: the suite's manager serves the conversion webhook.)
 var _ = Describe("CustomPod validation", func() {
 	var namespace string
 
@@ -42,14 +46,17 @@ var _ = Describe("CustomPod validation", func() {
 	// the Go type cannot, such as a string for replicas). It asks for strict
 	// field validation, as kubectl does by default: without it the API server
 	// drops unknown fields with a warning instead of refusing them.
-	create := func(spec map[string]any) (*unstructured.Unstructured, error) {
+	createAs := func(apiVersion string, spec map[string]any) (*unstructured.Unstructured, error) {
 		u := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": zhhnzwv1.GroupVersion.String(),
+			"apiVersion": apiVersion,
 			"kind":       "CustomPod",
 			"metadata":   map[string]any{"generateName": "validation-", "namespace": namespace},
 			"spec":       spec,
 		}}
 		return u, k8sClient.Create(ctx, u, client.FieldValidation(metav1.FieldValidationStrict))
+	}
+	create := func(spec map[string]any) (*unstructured.Unstructured, error) {
+		return createAs(zhhnzwv1.GroupVersion.String(), spec)
 	}
 
 	replicas := func(v any) map[string]any { return map[string]any{"replicas": v} }
@@ -69,6 +76,37 @@ var _ = Describe("CustomPod validation", func() {
 		Entry("a misspelt field", map[string]any{"replica": 3},
 			`unknown field "spec.replica"`),
 	)
+
+	template := func(t map[string]any) map[string]any { return map[string]any{"template": t} }
+
+	DescribeTable("should refuse a bad v2 template with a message naming the field",
+		func(spec map[string]any, message string) {
+			_, err := createAs(zhhnzwv2.GroupVersion.String(), spec)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(message))
+		},
+		Entry("no template", map[string]any{"replicas": int64(1)},
+			"spec.template: Required value"),
+		Entry("a template without an image", template(map[string]any{"command": []any{"sleep", "60"}}),
+			"spec.template.image: Required value"),
+		Entry("an empty image", template(map[string]any{"image": ""}),
+			"spec.template.image in body should be at least 1 chars long"),
+		Entry("an image name too long", template(map[string]any{"image": strings.Repeat("a", 256)}),
+			"spec.template.image: Too long: may not be more than 255 bytes"),
+		Entry("a command that is no list", template(map[string]any{"image": "busybox:1.36", "command": "sleep 60"}),
+			"spec.template.command in body must be of type array"),
+		Entry("a misspelt template field", template(map[string]any{"image": "busybox:1.36", "args": []any{"60"}}),
+			`unknown field "spec.template.args"`),
+	)
+
+	It("should default a v2 CustomPod's replicas to 1, and take a template with an image only", func() {
+		u, err := createAs(zhhnzwv2.GroupVersion.String(), template(map[string]any{"image": "busybox:1.36"}))
+		Expect(err).NotTo(HaveOccurred())
+		replicas, found, err := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found).To(BeTrue())
+		Expect(replicas).To(Equal(int64(1)))
+	})
 
 	It("should default replicas to 1", func() {
 		u, err := create(map[string]any{})

@@ -18,9 +18,13 @@ package zhhnzw
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -33,8 +37,11 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	zhhnzwv1 "example.com/k8s-demo/operator-demo/api/zhhnzw/v1"
+	zhhnzwv2 "example.com/k8s-demo/operator-demo/api/zhhnzw/v2"
+	webhookv2 "example.com/k8s-demo/operator-demo/internal/webhook/zhhnzw/v2"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -63,14 +70,23 @@ var _ = BeforeSuite(func() {
 	var err error
 	err = zhhnzwv1.AddToScheme(scheme.Scheme)
 	Expect(err).NotTo(HaveOccurred())
+	err = zhhnzwv2.AddToScheme(scheme.Scheme)
+	Expect(err).NotTo(HaveOccurred())
 
 	// +kubebuilder:scaffold:scheme
 
 	By("bootstrapping test environment")
+	// The CRD stores v2 and serves v1 too: the manager below serves the
+	// conversion webhook, and envtest points the CRD's conversion at it (it
+	// does so for a kind the scheme knows as a hub and its spokes), so that
+	// the tests can write v1 CustomPods as a v1 client would.
 	testEnv = &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: envTestBinaryDir(),
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			Paths: []string{filepath.Join("..", "..", "..", "config", "webhook")},
+		},
 	}
 
 	// cfg is defined in this file globally.
@@ -85,11 +101,18 @@ var _ = BeforeSuite(func() {
 	// The controller runs in a real manager, so that the tests exercise its
 	// watches (Owns) and not only single Reconcile calls.
 	By("starting the CustomPod controller")
+	webhookInstallOptions := &testEnv.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    webhookInstallOptions.LocalServingHost,
+			Port:    webhookInstallOptions.LocalServingPort,
+			CertDir: webhookInstallOptions.LocalServingCertDir,
+		}),
 	})
 	Expect(err).NotTo(HaveOccurred())
+	Expect(webhookv2.SetupCustomPodWebhookWithManager(mgr)).To(Succeed())
 	Expect((&CustomPodReconciler{
 		Client:    mgr.GetClient(),
 		Scheme:    mgr.GetScheme(),
@@ -100,6 +123,17 @@ var _ = BeforeSuite(func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed(), "failed to run manager")
 	}()
+
+	// wait for the webhook server to get ready.
+	dialer := &net.Dialer{Timeout: time.Second}
+	addrPort := fmt.Sprintf("%s:%d", webhookInstallOptions.LocalServingHost, webhookInstallOptions.LocalServingPort)
+	Eventually(func() error {
+		conn, err := tls.DialWithDialer(dialer, "tcp", addrPort, &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}).Should(Succeed())
 })
 
 var _ = AfterSuite(func() {

@@ -20,8 +20,8 @@ limitations under the License.
 // CA and a serving certificate for the webhook Service in a Secret, which
 // the Deployment mounts at the webhook's certificate directory, renews them
 // before they expire, and writes the CA into the caBundle of the webhook
-// configurations (and, once there are some, of the CRDs' conversion
-// webhooks), so the API server trusts the server.
+// configurations and of the CustomPod CRD's conversion webhook, so the API
+// server trusts the server.
 //
 // Not part of the scaffold, which installs cert-manager for this: cert-manager
 // is a cluster-wide operator with its own images, which a registry-less
@@ -42,13 +42,16 @@ import (
 
 // The rotator reads and updates the Secret (in the manager's namespace only:
 // a Role, not a ClusterRole, as no other Secret is its business), and writes
-// the CA into the webhook configurations (cluster-scoped). The Secret is
+// the CA into the webhook configurations and the CRDs' conversion webhooks
+// (cluster-scoped: a watch cannot be limited to some names, so get;list;watch
+// on every one, though it updates only those of Options). The Secret is
 // created empty by config/default: the rotator fills it, it never creates it.
 // The roles are the rotator's own (roleName), not manager-role, so that
 // config/manifests can leave them out of the bundle: under OLM nothing runs
 // the rotator.
 // +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,roleName=webhook-cert-rotator,resources=validatingwebhookconfigurations,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,verbs=get;list;watch;update;patch
 
 // Options say where the certificate goes and who trusts it.
 type Options struct {
@@ -63,9 +66,8 @@ type Options struct {
 	CertDir string
 	// ValidatingWebhookConfigurations get the CA as their webhooks' caBundle.
 	ValidatingWebhookConfigurations []string
-	// ConversionCRDs are the CRDs (e.g. custompods.zhhnzw.mock.com) whose
-	// conversion webhook gets the CA: none yet. Each needs
-	// customresourcedefinitions get;list;watch;update in the markers above.
+	// ConversionCRDs are the CRDs (custompods.zhhnzw.mock.com) whose
+	// conversion webhook gets the CA.
 	ConversionCRDs []string
 }
 
