@@ -35,7 +35,8 @@ import (
 // These tests check the committed bundle (run `make bundle` after changing
 // the APIs, RBAC markers or config/) against the sources it is made from,
 // read here without hack/bundle's code: the CRDs in config/crd/bases, the
-// RBAC files of config/rbac, the webhooks of config/webhook, and the manager
+// RBAC files of config/rbac, the webhooks of config/webhook and the
+// conversion webhooks of config/crd/patches, and the manager
 // Deployment that `kustomize build config/default` deploys, less what
 // config/manifests takes out for OLM (the manager's own webhook
 // certificate: OLM issues one).
@@ -108,12 +109,20 @@ func TestCSVOwnsEveryCRD(t *testing.T) {
 			}
 		}
 
-		// The bundle carries the same CRD, under operator-sdk's file name.
+		// The bundle carries the same CRD, under operator-sdk's file name,
+		// with the conversion webhook of config/crd/patches if it has one
+		// (TestCSVDefinesEveryWebhook checks it).
 		var source, bundled map[string]any
 		readYAML(t, rel, &source)
 		readYAML(t, filepath.Join("bundle/manifests", c.Spec.Group+"_"+c.Spec.Names.Plural+".yaml"), &bundled)
+		conversion := bundled["spec"].(map[string]any)["conversion"]
+		delete(bundled["spec"].(map[string]any), "conversion")
 		if !reflect.DeepEqual(source, bundled) {
 			t.Errorf("bundle/manifests/%s_%s.yaml differs from %s: run make bundle", c.Spec.Group, c.Spec.Names.Plural, rel)
+		}
+		if _, patched := conversionPatches(t)[c.Metadata.Name]; patched != (conversion != nil) {
+			t.Errorf("bundle/manifests/%s_%s.yaml: conversion %v, want one exactly when config/crd/patches has one",
+				c.Spec.Group, c.Spec.Names.Plural, conversion)
 		}
 	}
 
@@ -127,8 +136,8 @@ func TestCSVOwnsEveryCRD(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("CSV owns %q, want %q", got, want)
 	}
-	if len(want) != 4 {
-		t.Errorf("found %d CRD versions, want 4 (CustomPod, PodBuggerTool, PodSet, Vpc)", len(want))
+	if len(want) != 5 {
+		t.Errorf("found %d CRD versions, want 5 (CustomPod v1 and v2, PodBuggerTool, PodSet, Vpc)", len(want))
 	}
 }
 
@@ -259,6 +268,17 @@ func TestCSVDefinesEveryWebhook(t *testing.T) {
 		}
 		want = append(want, d)
 	}
+	// A CRD's conversion webhook: OLM's name for it, c<kind>.kb.io.
+	var conversions []map[string]any
+	for name, p := range conversionPatches(t) {
+		conversions = append(conversions, map[string]any{
+			"generateName": "c" + strings.ToLower(crdKinds(t)[name]) + ".kb.io",
+			"type":         "ConversionWebhook", "deploymentName": "operator-demo-controller-manager",
+			"containerPort": svc.Spec.Ports[0].Port, "targetPort": svc.Spec.Ports[0].TargetPort, "sideEffects": "None",
+			"admissionReviewVersions": p.ConversionReviewVersions, "webhookPath": p.Path, "conversionCRDs": []string{name},
+		})
+	}
+	want = append(conversions, want...) // ConversionWebhook sorts first
 	var c struct {
 		Spec struct {
 			WebhookDefinitions []map[string]any `json:"webhookdefinitions"`
@@ -268,8 +288,66 @@ func TestCSVDefinesEveryWebhook(t *testing.T) {
 	g, _ := json.MarshalIndent(c.Spec.WebhookDefinitions, "", "  ")
 	w, _ := json.MarshalIndent(want, "", "  ")
 	if string(g) != string(w) {
-		t.Errorf("CSV webhookdefinitions (run make bundle):\n%s\nwant (from config/webhook):\n%s", g, w)
+		t.Errorf("CSV webhookdefinitions (run make bundle):\n%s\nwant (from config/webhook and config/crd/patches):\n%s", g, w)
 	}
+}
+
+// crdKinds reads config/crd/bases: CRD name -> kind.
+func crdKinds(t *testing.T) map[string]string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(root, "config/crd/bases/*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, path := range paths {
+		rel, _ := filepath.Rel(root, path)
+		var c crd
+		readYAML(t, rel, &c)
+		kinds[c.Metadata.Name] = c.Spec.Names.Kind
+	}
+	return kinds
+}
+
+// conversionPatch is what the test reads of a conversion webhook patch.
+type conversionPatch struct {
+	Path                     string
+	ConversionReviewVersions []string
+}
+
+// conversionPatches reads config/crd/patches/webhook_in_*.yaml, the patches
+// `create webhook --conversion` scaffolds: CRD name -> its webhook.
+func conversionPatches(t *testing.T) map[string]conversionPatch {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(root, "config/crd/patches/webhook_in_*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patches := map[string]conversionPatch{}
+	for _, path := range paths {
+		rel, _ := filepath.Rel(root, path)
+		var patch struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec struct {
+				Conversion struct {
+					Webhook struct {
+						ClientConfig struct {
+							Service struct {
+								Path string `json:"path"`
+							} `json:"service"`
+						} `json:"clientConfig"`
+						ConversionReviewVersions []string `json:"conversionReviewVersions"`
+					} `json:"webhook"`
+				} `json:"conversion"`
+			} `json:"spec"`
+		}
+		readYAML(t, rel, &patch)
+		w := patch.Spec.Conversion.Webhook
+		patches[patch.Metadata.Name] = conversionPatch{Path: w.ClientConfig.Service.Path, ConversionReviewVersions: w.ConversionReviewVersions}
+	}
+	return patches
 }
 
 func names(ds []deploymentSpec) []string {
@@ -447,8 +525,8 @@ func TestCSVNameAndExamples(t *testing.T) {
 		kinds = append(kinds, e["kind"].(string))
 	}
 	sort.Strings(kinds)
-	if want := []string{"CustomPod", "PodBuggerTool", "PodSet", "Vpc"}; !reflect.DeepEqual(kinds, want) {
-		t.Errorf("alm-examples has %v, want one sample of each of %v", kinds, want)
+	if want := []string{"CustomPod", "CustomPod", "PodBuggerTool", "PodSet", "Vpc"}; !reflect.DeepEqual(kinds, want) {
+		t.Errorf("alm-examples has %v, want one sample of each of %v (CustomPod: v1 and v2)", kinds, want)
 	}
 }
 

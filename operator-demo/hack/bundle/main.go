@@ -26,7 +26,9 @@ limitations under the License.
 //     bound to one of the ServiceAccounts (which OLM creates itself);
 //   - the webhook configurations become spec.webhookdefinitions (OLM creates
 //     the configurations, with its own certificate, for the Deployment the
-//     webhooks' Service selects);
+//     webhooks' Service selects), and so does the conversion webhook of each
+//     CRD whose spec.conversion names one (OLM points the CRD at the
+//     Deployment's webhook server, with its own certificate);
 //   - the CRDs, and every other object (Services, ClusterRoles that are not
 //     bound to the manager), become files of bundle/manifests;
 //   - the scorecard configuration becomes bundle/tests/scorecard/config.yaml;
@@ -55,6 +57,7 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,8 +91,8 @@ type (
 		Spec map[string]any `json:"spec"`
 	}
 	// webhookDescription is a spec.webhookdefinitions entry, made from one
-	// webhook of a Validating- or MutatingWebhookConfiguration as
-	// operator-sdk makes it.
+	// webhook of a Validating- or MutatingWebhookConfiguration, or from a
+	// CRD's conversion webhook, as operator-sdk makes it.
 	webhookDescription struct {
 		GenerateName            string                                          `json:"generateName"`
 		Type                    string                                          `json:"type"`
@@ -105,6 +108,7 @@ type (
 		AdmissionReviewVersions []string                                        `json:"admissionReviewVersions"`
 		ReinvocationPolicy      *admissionregistrationv1.ReinvocationPolicyType `json:"reinvocationPolicy,omitempty"`
 		WebhookPath             *string                                         `json:"webhookPath,omitempty"`
+		ConversionCRDs          []string                                        `json:"conversionCRDs,omitempty"`
 	}
 	crdDescription struct {
 		Name        string `json:"name"`
@@ -286,7 +290,7 @@ func build(objs []object, o options) (*bundleContents, error) {
 	if err := b.fillCSV(o, crds, samples, strategy); err != nil {
 		return nil, err
 	}
-	webhooks, err := webhookDefinitions(webhookConfigs, rest, deployments)
+	webhooks, err := webhookDefinitions(webhookConfigs, crds, rest, deployments)
 	if err != nil {
 		return nil, err
 	}
@@ -302,12 +306,14 @@ func build(objs []object, o options) (*bundleContents, error) {
 	return b, nil
 }
 
-// webhookDefinitions turns every webhook of the configurations into a
-// webhookdefinitions entry, as operator-sdk does: its Service (kept as a
-// bundle file) gives the ports, and the Deployment whose pods the Service
-// selects is the one OLM configures. The namespace selector and the CA are
-// OLM's to set.
-func webhookDefinitions(configs, rest, deployments []object) ([]webhookDescription, error) {
+// webhookDefinitions turns every webhook of the configurations, and every
+// CRD's conversion webhook, into a webhookdefinitions entry, as operator-sdk
+// does: its Service (kept as a bundle file) gives the ports, and the
+// Deployment whose pods the Service selects is the one OLM configures. The
+// namespace selector and the CA are OLM's to set. (OLM runs a CSV with a
+// conversion webhook only in the AllNamespaces install mode: a CRD has one
+// conversion webhook for the whole cluster.)
+func webhookDefinitions(configs, crds, rest, deployments []object) ([]webhookDescription, error) {
 	services := map[string]corev1.Service{}
 	for _, obj := range rest {
 		if str(obj, "kind") == "Service" {
@@ -351,6 +357,32 @@ func webhookDefinitions(configs, rest, deployments []object) ([]webhookDescripti
 			}
 		}
 		defs = append(defs, webhooks...)
+	}
+	for _, crd := range crds {
+		var conv apiextensionsv1.CustomResourceConversion
+		if c, ok, _ := unstructured.NestedMap(crd, "spec", "conversion"); !ok {
+			continue
+		} else if err := convert(c, &conv); err != nil {
+			return nil, fmt.Errorf("CRD %s: %w", str(crd, "metadata", "name"), err)
+		}
+		if conv.Strategy != apiextensionsv1.WebhookConverter || conv.Webhook == nil || conv.Webhook.ClientConfig == nil {
+			continue
+		}
+		// The name OLM's documentation gives a conversion webhook: c<kind>.kb.io,
+		// as kubebuilder names the others v<kind>-<version>.kb.io.
+		name := "c" + strings.ToLower(str(crd, "spec", "names", "kind")) + ".kb.io"
+		d := webhookDescription{Type: "ConversionWebhook", GenerateName: name,
+			SideEffects:             ptrTo(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: conv.Webhook.ConversionReviewVersions,
+			ConversionCRDs:          []string{str(crd, "metadata", "name")}}
+		var cc admissionregistrationv1.WebhookClientConfig
+		if svc := conv.Webhook.ClientConfig.Service; svc != nil {
+			cc.Service = &admissionregistrationv1.ServiceReference{Namespace: svc.Namespace, Name: svc.Name, Path: svc.Path, Port: svc.Port}
+		}
+		if err := setService(&d, cc, services, deployments); err != nil {
+			return nil, err
+		}
+		defs = append(defs, d)
 	}
 	sort.SliceStable(defs, func(i, j int) bool {
 		if defs[i].Type != defs[j].Type {
@@ -660,3 +692,5 @@ func writeFile(path string, data []byte) error {
 	}
 	return os.WriteFile(path, data, 0o644)
 }
+
+func ptrTo[T any](v T) *T { return &v }
