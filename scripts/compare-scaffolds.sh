@@ -7,9 +7,11 @@
 # multigroup for its two extra APIs. Before comparing, a copy of
 # kubebuilder-demo is normalised so that only real differences remain:
 #   - the module path and project name (kubebuilder-demo -> operator-demo);
-#   - the multigroup moves: api/v1 -> api/zhhnzw/v1,
+#   - the multigroup moves: api/v1 -> api/zhhnzw/v1 (and v2),
 #     internal/controller -> internal/controller/zhhnzw (package zhhnzw),
-#     config/rbac/custompod_* -> config/rbac/zhhnzw_custompod_*.
+#     internal/webhook/v2 -> internal/webhook/zhhnzw/v2,
+#     config/rbac/custompod_* -> config/rbac/zhhnzw_custompod_*,
+#     config/crd/patches/webhook_in_custompods.yaml -> webhook_in_zhhnzw_custompods.yaml.
 #
 # Exits non-zero when the CustomPod API or controller differ after that: the
 # two tutorials must teach the same code.
@@ -33,8 +35,11 @@ mkdir -p "$norm"
 tar -C "$KB" "${excludes[@]}" -cf - . | tar -C "$norm" -xf -
 
 # The multigroup moves.
-mkdir -p "$norm/api/zhhnzw" "$norm/internal/controller/zhhnzw"
-mv "$norm/api/v1" "$norm/api/zhhnzw/v1"
+mkdir -p "$norm/api/zhhnzw" "$norm/internal/controller/zhhnzw" "$norm/internal/webhook/zhhnzw"
+for v in "$norm"/api/v*; do mv "$v" "$norm/api/zhhnzw/"; done
+[ ! -d "$norm/internal/webhook/v2" ] || mv "$norm/internal/webhook/v2" "$norm/internal/webhook/zhhnzw/v2"
+[ ! -f "$norm/config/crd/patches/webhook_in_custompods.yaml" ] ||
+  mv "$norm/config/crd/patches/webhook_in_custompods.yaml" "$norm/config/crd/patches/webhook_in_zhhnzw_custompods.yaml"
 find "$norm/internal/controller" -maxdepth 1 -type f -exec mv {} "$norm/internal/controller/zhhnzw/" \;
 # edit FILE SED-ARGS...: sed in place, as GNU's and BSD's sed -i spell it differently.
 edit() { local f=$1; shift; sed "$@" "$f" >"$f.edit" && mv "$f.edit" "$f"; }
@@ -47,12 +52,15 @@ for f in "$norm"/config/rbac/custompod_*_role.yaml; do
   edit "$norm/config/rbac/zhhnzw_$base" -E 's/name: custompod-(admin|editor|viewer)-role/name: zhhnzw-custompod-\1-role/'
 done
 edit "$norm/config/rbac/kustomization.yaml" 's/^- custompod_/- zhhnzw_custompod_/'
+[ ! -f "$norm/config/crd/kustomization.yaml" ] ||
+  edit "$norm/config/crd/kustomization.yaml" 's#patches/webhook_in_custompods.yaml#patches/webhook_in_zhhnzw_custompods.yaml#'
 
 # The module path and project name, in every text file.
 grep -rlI -e kubebuilder-demo -e 'k8s-demo/kubebuilder-demo' "$norm" | while read -r f; do
   edit "$f" \
-    -e 's#k8s-demo/kubebuilder-demo/api/v1"#k8s-demo/operator-demo/api/zhhnzw/v1"#g' \
+    -e 's#k8s-demo/kubebuilder-demo/api/v\([0-9]\)"#k8s-demo/operator-demo/api/zhhnzw/v\1"#g' \
     -e 's#k8s-demo/kubebuilder-demo/internal/controller"#k8s-demo/operator-demo/internal/controller/zhhnzw"#g' \
+    -e 's#k8s-demo/kubebuilder-demo/internal/webhook/v2"#k8s-demo/operator-demo/internal/webhook/zhhnzw/v2"#g' \
     -e 's/kubebuilder-demo/operator-demo/g'
 done
 
@@ -72,9 +80,7 @@ group() {
     config/manifests/*) echo "manifests (CSV base)" ;;
     api/apps/* | internal/controller/apps/* | config/*/apps_* | config/*/apps.mock.com_*) echo "PodSet API (apps/v1alpha1)" ;;
     api/network/* | internal/controller/network/* | config/*/network_* | config/*/network.mock.com_*) echo "Vpc API (network/v1)" ;;
-    # operator-demo's only for now: kubebuilder-demo has no webhook.
-    internal/webhook/* | config/webhook/* | hack/localwebhook/* | config/default/*webhook* | config/rbac/webhook_*)
-      echo "Vpc webhook (network/v1), and its certificates" ;;
+    internal/webhook/network/* | config/webhook/manifests.yaml) echo "Vpc webhook (network/v1)" ;;
     *) echo "other" ;;
   esac
 }
@@ -106,10 +112,17 @@ printf '\n\033[1mIn both, identical\033[0m: %d files\n' "$same"
 # The CustomPod API and controller must be the same code in both tutorials.
 must_match=(
   api/zhhnzw/v1/custompod_types.go
+  api/zhhnzw/v1/custompod_conversion.go
   api/zhhnzw/v1/groupversion_info.go
   api/zhhnzw/v1/zz_generated.deepcopy.go
+  api/zhhnzw/v2/custompod_types.go
+  api/zhhnzw/v2/custompod_conversion.go
+  api/zhhnzw/v2/groupversion_info.go
+  api/zhhnzw/v2/zz_generated.deepcopy.go
   internal/controller/zhhnzw/custompod_controller.go
+  internal/webhook/zhhnzw/v2/custompod_webhook.go
   config/crd/bases/zhhnzw.mock.com_custompods.yaml
+  config/crd/patches/webhook_in_zhhnzw_custompods.yaml
 )
 printf '\n\033[1mCustomPod types and controller\033[0m\n'
 rc=0
