@@ -1,0 +1,108 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+)
+
+// The module's own conversion patch is what make run reads.
+func TestReadConversions(t *testing.T) {
+	got, err := readConversions(filepath.Join("..", "..", "config", "crd", "patches"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []conversion{{crd: "custompods.zhhnzw.mock.com", path: "/convert"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("conversions %+v, want %+v", got, want)
+	}
+}
+
+// The Vpc webhook's configuration, from the module's manifests.
+func TestReadConfigs(t *testing.T) {
+	configs, err := readConfigs(filepath.Join("..", "..", "config", "webhook", "manifests.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(configs) != 1 || configs[0].kind != "ValidatingWebhookConfiguration" || configs[0].name != "validating-webhook-configuration" {
+		t.Errorf("configs %+v, want the one ValidatingWebhookConfiguration", configs)
+	}
+}
+
+// A module with conversion webhooks only has no config/webhook/manifests.yaml.
+func TestReadConfigsWithoutManifests(t *testing.T) {
+	configs, err := readConfigs(filepath.Join(t.TempDir(), "manifests.yaml"))
+	if err != nil || configs != nil {
+		t.Errorf("readConfigs of a missing file: %v, %v; want nothing and no error", configs, err)
+	}
+}
+
+// pointConversion replaces the CRD's Service with this machine's URL and
+// the local CA, and leaves the rest of the CRD as it was.
+func TestPointConversion(t *testing.T) {
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": "custompods.zhhnzw.mock.com"},
+		"spec": map[string]any{
+			"group": "zhhnzw.mock.com",
+			"conversion": map[string]any{
+				"strategy": "Webhook",
+				"webhook": map[string]any{
+					"conversionReviewVersions": []any{"v1"},
+					"clientConfig": map[string]any{
+						"service": map[string]any{"namespace": "system", "name": "webhook-service", "path": "/convert"},
+					},
+				},
+			},
+		},
+	}}
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{gvr: "CustomResourceDefinitionList"}, crd)
+	o := options{host: "127.0.0.1", port: 9443}
+	if err := pointConversion(context.Background(), dyn, conversion{crd: crd.GetName(), path: "/convert"}, []byte("CA"), o, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dyn.Resource(gvr).Get(context.Background(), crd.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, _, _ := unstructured.NestedMap(got.Object, "spec", "conversion", "webhook", "clientConfig")
+	want := map[string]any{"url": "https://127.0.0.1:9443/convert", "caBundle": "Q0E="} // base64 of "CA"
+	if !reflect.DeepEqual(cc, want) {
+		t.Errorf("clientConfig %v, want %v", cc, want)
+	}
+	if group, _, _ := unstructured.NestedString(got.Object, "spec", "group"); group != "zhhnzw.mock.com" {
+		t.Errorf("spec.group %q: the rest of the CRD changed", group)
+	}
+
+	err = pointConversion(context.Background(), dyn, conversion{crd: "absent.example.com", path: "/convert"}, nil, o, io.Discard)
+	if want := "CustomResourceDefinition absent.example.com is not installed: run `make install` first"; err == nil || err.Error() != want {
+		t.Errorf("an absent CRD: %v, want %q", err, want)
+	}
+}
