@@ -35,7 +35,8 @@ limitations under the License.
 //     conversion webhook for the whole cluster, whatever -namespace says: the
 //     last manager started converts for all (any of them converts alike).
 //
-// With -delete it deletes those copies instead (`make uninstall-local-webhook`).
+// With -delete it deletes those copies instead (`make uninstall-local-webhook`
+// in a module that has some).
 // The copies stay when the manager stops: every write they match is then
 // refused (failurePolicy: Fail) until the manager runs again or they are
 // deleted. The CRDs' conversion is left pointing here: with no webhook, the
