@@ -1,8 +1,15 @@
 // Package custompod is one e2e suite for the three implementations of the
 // CustomPod operator: crd-demo's client-go controller, kubebuilder-demo and
 // operator-demo. Each follows the articles' steps (install the CRD, run the
-// controller, apply the sample, scale 1 → 3 → 1, kubectl get pods), in a
+// controller, apply the sample, scale 2 → 3 → 1, kubectl get pods), in a
 // namespace of its own, with only the RBAC its module ships.
+//
+// The three install the same CRD, custompods.zhhnzw.mock.com, which serves
+// v1 and v2 and stores v2: the API server calls the conversion webhook only
+// for a client of v1, and a CRD has one conversion webhook for the cluster.
+// So the tests use v2 objects (each module's v2 sample) and run side by side,
+// whoever the CRD's webhook points at; TestCustomPodConversion, which needs
+// the implementation's own webhook, has the CRD to itself (crdWebhook).
 package custompod
 
 import (
@@ -28,14 +35,17 @@ func TestMain(m *testing.M) { harness.Main(m) }
 type implementation struct {
 	name string
 	dir  string // the module, relative to the repository root
-	// sample is the CustomPod the articles apply, relative to dir.
-	sample string
+	// sample is the module's v2 sample CustomPod, relative to dir, named
+	// sampleName, with sampleReplicas pods and a template of its own.
+	sample, sampleName string
 	// install puts the CRD and the controller's ClusterRole in the cluster,
 	// and returns the ClusterRole's name.
 	install func(h *harness.H) (clusterRole string)
 	// start runs the controller as the given kubeconfig's user, watching the
-	// test's namespace only.
-	start func(h *harness.H, kubeconfig string) *harness.Process
+	// test's namespace only. With conversion, it also serves the CustomPod
+	// conversion webhook and points the CRD at it; the caller holds
+	// crdWebhook (and makeRun), as TestCustomPodConversion does.
+	start func(h *harness.H, kubeconfig string, conversion bool) *harness.Process
 	// deploy runs it in the cluster instead, with the module's `make deploy`
 	// (image, CRD, RBAC and Deployment), watching every namespace.
 	deploy func(h *harness.H) *harness.Deployed
@@ -50,8 +60,11 @@ func startController(h *harness.H, impl implementation) harness.Controller {
 		return impl.deploy(h)
 	}
 	role := install(h, impl)
-	return impl.start(h, h.KubeconfigAs("controller", role))
+	return impl.start(h, h.KubeconfigAs("controller", role), false)
 }
+
+// sampleReplicas is spec.replicas in the three v2 samples.
+const sampleReplicas = 2
 
 // Out of the cluster, the tests of this package run side by side: each has a
 // namespace of its own and most of their time is spent waiting on the cluster.
@@ -68,6 +81,14 @@ func parallel(t *testing.T) {
 // whose manager serves its health probes on :8081.
 var installing, makeRun sync.Mutex
 
+// crdWebhook is where the CustomPod CRD's conversion webhook points. An
+// install (the CRD's manifest names its module's Service) and a scaffold's
+// `make run` (hack/localwebhook points it at the manager) re-point it: they
+// hold it for reading, as long as they do. TestCustomPodConversion holds it
+// for writing, so that nothing re-points the CRD while it checks its
+// implementation's webhook. (Taken after makeRun and after installing.)
+var crdWebhook sync.RWMutex
+
 // startingWorkers is what a manager logs once its controllers run.
 var startingWorkers = regexp.MustCompile("Starting workers")
 
@@ -76,6 +97,8 @@ func install(h *harness.H, impl implementation) string {
 	h.Helper()
 	installing.Lock()
 	defer installing.Unlock()
+	crdWebhook.RLock()
+	defer crdWebhook.RUnlock()
 	return impl.install(h)
 }
 
@@ -83,17 +106,25 @@ var implementations = []implementation{
 	{
 		name:   "client-go",
 		dir:    "crd-demo",
-		sample: "example/example-custompod.yaml",
+		sample:     "example/example-custompod-v2.yaml",
+		sampleName: "custompod-clock",
 		install: func(h *harness.H) string {
 			h.KubectlIn(h.Path("crd-demo"), "apply", "-f", "crd/custompod.yaml")
 			h.KubectlIn(h.Path("crd-demo"), "apply", "-f", "config/rbac/custompod-controller.yaml")
 			return "crd-demo-custompod-controller"
 		},
-		start: func(h *harness.H, kubeconfig string) *harness.Process {
+		start: func(h *harness.H, kubeconfig string, conversion bool) *harness.Process {
 			bin := h.Build("crd-demo", "./cmd/custompod-controller", "custompod-controller")
+			args := []string{"--namespace", h.Namespace, "-v=2"}
+			if conversion {
+				// On a port of the test's own, which it writes into the CRD
+				// with a self-signed CA.
+				port := h.FreePort()
+				args = append(args, "--conversion-port", fmt.Sprint(port), "--conversion-bind-address", "127.0.0.1",
+					"--conversion-url", fmt.Sprintf("https://127.0.0.1:%d/convert", port))
+			}
 			return h.Start(harness.ProcessSpec{Name: "custompod-controller", Path: bin,
-				Args: []string{"--namespace", h.Namespace, "-v=2"},
-				Env:  []string{"KUBECONFIG=" + kubeconfig}})
+				Args: args, Env: []string{"KUBECONFIG=" + kubeconfig}})
 		},
 		deploy: func(h *harness.H) *harness.Deployed {
 			return h.Deploy(harness.DeploySpec{Dir: "crd-demo", Namespace: "crd-demo-system", Deployment: "custompod-controller"})
@@ -109,28 +140,36 @@ func kubebuilderLayout(name, dir string) implementation {
 	return implementation{
 		name:   name,
 		dir:    dir,
-		sample: "config/samples/zhhnzw_v1_custompod.yaml",
+		sample:     "config/samples/zhhnzw_v2_custompod.yaml",
+		sampleName: "custompod-sample-v2",
 		install: func(h *harness.H) string {
 			if _, err := h.Command(h.Path(dir), "make", "install"); err != nil {
 				h.Fatal(err)
 			}
 			return h.ApplyClusterRoleAs(h.Path(dir, "config/rbac/role.yaml"), dir+"-manager-role")
 		},
-		start: func(h *harness.H, kubeconfig string) *harness.Process {
+		start: func(h *harness.H, kubeconfig string, conversion bool) *harness.Process {
 			// The manager serves its health probes on :8081, and `make run`
 			// has no flag to move them: one `make run` at a time, released
 			// once the test has stopped it (cleanups run last-in first-out).
-			makeRun.Lock()
-			h.Cleanup(makeRun.Unlock)
-			env := []string{"KUBECONFIG=" + kubeconfig, "WATCH_NAMESPACE=" + h.Namespace}
-			if dir == "operator-demo" {
-				// Its `make run` serves the Vpc webhook too: on a port of
-				// the test's own, with a configuration for its namespace,
-				// deleted after it.
-				env = append(env, h.NewLocalWebhook().MakeRunEnv(h)...)
+			// (TestCustomPodConversion takes it itself, before crdWebhook.)
+			if !conversion {
+				makeRun.Lock()
+				h.Cleanup(makeRun.Unlock)
 			}
+			// Its `make run` serves the CustomPod conversion webhook (and
+			// operator-demo's the Vpc webhook too): on a port of the test's
+			// own, the CRD pointed at it (operator-demo: with a webhook
+			// configuration for its namespace, deleted after it).
+			env := append([]string{"KUBECONFIG=" + kubeconfig}, h.NewLocalWebhookFor(dir).MakeRunEnv(h)...)
 			p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: h.Path(dir),
 				Env: env})
+			if !conversion {
+				// It re-points the CRD before the manager starts: not while
+				// TestCustomPodConversion checks another webhook.
+				crdWebhook.RLock()
+				defer crdWebhook.RUnlock()
+			}
 			h.WaitForLog(p, startingWorkers, 10*time.Minute)
 			return p
 		},
@@ -158,10 +197,15 @@ func TestCustomPod(t *testing.T) {
 	}
 }
 
-// customPod is the part of a CustomPod the test reads.
+// customPod is the part of a v2 CustomPod the test reads.
 type customPod struct {
+	Metadata struct {
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
 	Spec struct {
-		Replicas *int32 `json:"replicas"`
+		Replicas *int32   `json:"replicas"`
+		Template template `json:"template"`
 	} `json:"spec"`
 	Status struct {
 		Replicas      int32              `json:"replicas"`
@@ -173,14 +217,16 @@ type customPod struct {
 
 func testScale(t *testing.T, impl implementation) {
 	h := harness.New(t)
-	const name = "custompod-sample"
+	name := impl.sampleName
 	h.Track("custompod/" + name)
 
 	// The articles' steps: install the CRD, run the controller.
 	ctrl := startController(h, impl)
 
 	h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
-	waitForPods(h, name, 1)
+	waitForPods(h, name, sampleReplicas)
+	// The pods run the v2 template's image and command.
+	expectTemplate(h, name)
 
 	// Scale up through the scale subresource, as `kubectl scale` does.
 	h.Kubectl("scale", "custompod/"+name, "--replicas=3")
@@ -261,13 +307,53 @@ func waitForPods(h *harness.H, name string, n int) []string {
 	return slices.Clone(names)
 }
 
+// template is v2's spec.template: what the pods run.
+type template struct {
+	Image   string   `json:"image"`
+	Command []string `json:"command,omitempty"`
+}
+
+// getCustomPod reads the CustomPod as v2, the stored version: no conversion
+// webhook involved.
 func getCustomPod(ctx context.Context, h *harness.H, name string) (*customPod, error) {
-	raw, err := h.Env.Client.CoreV1().RESTClient().Get().AbsPath("/apis/zhhnzw.mock.com/v1/namespaces", h.Namespace, "custompods", name).DoRaw(ctx)
+	raw, err := h.Env.Client.CoreV1().RESTClient().Get().AbsPath("/apis/zhhnzw.mock.com/v2/namespaces", h.Namespace, "custompods", name).DoRaw(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var cp customPod
 	return &cp, json.Unmarshal(raw, &cp)
+}
+
+// expectTemplate fails the test unless every pod of the CustomPod runs its
+// v2 template: one container, the template's image and command.
+func expectTemplate(h *harness.H, name string) {
+	h.Helper()
+	cp, err := getCustomPod(h.Ctx, h, name)
+	if err != nil {
+		h.Fatal(err)
+	}
+	expectPodsRun(h, name, cp.Spec.Template)
+}
+
+// expectPodsRun fails the test unless every live pod of the CustomPod runs
+// want, and there is at least one.
+func expectPodsRun(h *harness.H, name string, want template) {
+	h.Helper()
+	pods := ownedPods(h, name)
+	if len(pods) == 0 {
+		h.Fatalf("custompod/%s has no pods", name)
+	}
+	for _, p := range pods {
+		if len(p.Spec.Containers) != 1 {
+			h.Errorf("pod %s has %d containers, want 1", p.Name, len(p.Spec.Containers))
+			continue
+		}
+		c := p.Spec.Containers[0]
+		if c.Image != want.Image || !slices.Equal(c.Command, want.Command) {
+			h.Errorf("pod %s runs image %q command %q; the CustomPod's template says image %q command %q",
+				p.Name, c.Image, c.Command, want.Image, want.Command)
+		}
+	}
 }
 
 // readyOf is the status of the Ready condition, or "".

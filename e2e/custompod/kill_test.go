@@ -12,14 +12,16 @@ import (
 // binaries run each implementation's controller from a build, not through
 // `make run`, so that it can be killed and restarted in a second.
 //
-// operator-demo's runs without its webhooks (the Vpc's: none is CustomPod's),
-// which would need a certificate and a port of their own in each replica.
+// kubebuilder-demo's and operator-demo's run without their webhooks (the
+// CustomPod conversion webhook, and operator-demo's Vpc webhook), which would
+// need a certificate and a port of their own in each replica, and would
+// re-point the CustomPod CRD: the tests use v2, which needs no conversion.
 var binaries = map[string]struct {
 	dir, pkg, name string
 	args, env      []string
 }{
 	"client-go":    {"crd-demo", "./cmd/custompod-controller", "custompod-controller", nil, nil},
-	"kubebuilder":  {"kubebuilder-demo", "./cmd", "manager", []string{"--health-probe-bind-address=0"}, nil},
+	"kubebuilder":  {"kubebuilder-demo", "./cmd", "manager", []string{"--health-probe-bind-address=0"}, []string{"ENABLE_WEBHOOKS=false"}},
 	"operator-sdk": {"operator-demo", "./cmd", "manager", []string{"--health-probe-bind-address=0"}, []string{"ENABLE_WEBHOOKS=false"}},
 }
 
@@ -33,7 +35,8 @@ func TestCustomPodSurvivesKills(t *testing.T) {
 		t.Run(impl.name, func(t *testing.T) {
 			parallel(t)
 			h := harness.New(t)
-			h.Track("custompod/custompod-sample")
+			sample := impl.sampleName
+			h.Track("custompod/" + sample)
 			var ctrl harness.Controller
 			if harness.InCluster() {
 				// Killed in its pod (SIGKILL through the CRI), restarted in a new one.
@@ -42,7 +45,7 @@ func TestCustomPodSurvivesKills(t *testing.T) {
 				ctrl = startBinary(h, impl, "controller", h.KubeconfigAs("controller", install(h, impl)))
 			}
 			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
-			waitForPods(h, "custompod-sample", 1)
+			waitForPods(h, sample, sampleReplicas)
 
 			seed := time.Now().UnixNano()
 			t.Logf("random seed %d", seed)
@@ -54,7 +57,7 @@ func TestCustomPodSurvivesKills(t *testing.T) {
 				}
 			}
 			for round, replicas := range append(scales, 3) {
-				h.Kubectl("scale", "custompod/custompod-sample", fmt.Sprintf("--replicas=%d", replicas))
+				h.Kubectl("scale", "custompod/"+sample, fmt.Sprintf("--replicas=%d", replicas))
 				// Somewhere in the middle of the controller's work.
 				time.Sleep(time.Duration(rnd.IntN(400)) * time.Millisecond)
 				if err := ctrl.Kill(); err != nil {
@@ -64,11 +67,11 @@ func TestCustomPodSurvivesKills(t *testing.T) {
 					t.Fatalf("round %d: %v", round, err)
 				}
 			}
-			waitForPods(h, "custompod-sample", 3)
+			waitForPods(h, sample, 3)
 			// At rest it stays at exactly 3: nothing left over from the kills.
 			time.Sleep(2 * time.Second)
 			live := 0
-			for _, p := range ownedPods(h, "custompod-sample") {
+			for _, p := range ownedPods(h, sample) {
 				if p.DeletionTimestamp == nil {
 					live++
 				}

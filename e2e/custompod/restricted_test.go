@@ -28,14 +28,13 @@ func TestCustomPodRestricted(t *testing.T) {
 			t.Run(impl.name, func(t *testing.T) {
 				parallel(t)
 				h := harness.New(t)
-				const name = "custompod-sample"
+				name := impl.sampleName
 				h.Track("custompod/" + name)
 				h.EnforceRestricted()
 				startController(h, impl)
 
 				h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
-				h.Kubectl("scale", "custompod/"+name, "--replicas=2")
-				waitForPods(h, name, 2)
+				waitForPods(h, name, sampleReplicas)
 
 				pods := ownedPods(h, name)
 				for _, p := range pods {
@@ -43,7 +42,7 @@ func TestCustomPodRestricted(t *testing.T) {
 				}
 				var cp metav1.PartialObjectMetadata
 				raw, err := h.Env.Client.CoreV1().RESTClient().Get().
-					AbsPath("/apis/zhhnzw.mock.com/v1/namespaces", h.Namespace, "custompods", name).DoRaw(h.Ctx)
+					AbsPath("/apis/zhhnzw.mock.com/v2/namespaces", h.Namespace, "custompods", name).DoRaw(h.Ctx)
 				if err == nil {
 					err = json.Unmarshal(raw, &cp)
 				}

@@ -40,9 +40,8 @@ func outOfClusterOnly(t *testing.T) {
 	t.Parallel()
 }
 
-const sample = "custompod-sample"
-
-var customPodsGVR = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v1", Resource: "custompods"}
+// customPodsGVR is v2, the stored version: no conversion webhook involved.
+var customPodsGVR = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v2", Resource: "custompods"}
 
 // startBinary runs impl's controller, built from its module, on the test's namespace.
 func startBinary(h *harness.H, impl implementation, name, kubeconfig string, extra ...string) *harness.Process {
@@ -95,10 +94,11 @@ func TestCustomPodSurvivesAPIServerOutage(t *testing.T) {
 			arrived := func() { once.Do(ready.Done) }
 			defer arrived()
 			h := harness.NewWith(t, env)
+			sample := impl.sampleName
 			h.Track("custompod/" + sample)
 			ctrl := startBinary(h, impl, "controller", h.KubeconfigAs("controller", install(h, impl)))
 			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
-			waitForStatus(h, sample, 1)
+			waitForStatus(h, sample, sampleReplicas)
 
 			arrived()
 			<-over
@@ -155,10 +155,11 @@ func TestCustomPodConcurrentEdits(t *testing.T) {
 		t.Run(impl.name, func(t *testing.T) {
 			t.Parallel()
 			h := harness.New(t)
+			sample := impl.sampleName
 			h.Track("custompod/" + sample)
 			startBinary(h, impl, "controller", h.KubeconfigAs("controller", install(h, impl)))
 			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
-			waitForPods(h, sample, 1)
+			waitForPods(h, sample, sampleReplicas)
 
 			dyn, err := dynamic.NewForConfig(h.Env.Config)
 			if err != nil {
@@ -272,6 +273,7 @@ func TestCustomPodLeaderElection(t *testing.T) {
 		t.Run(impl.name, func(t *testing.T) {
 			t.Parallel()
 			h := harness.New(t)
+			sample := impl.sampleName
 			h.Track("custompod/"+sample, "lease")
 			kubeconfig := h.KubeconfigAs("controller", install(h, impl))
 			leaderElectionRBAC(h, impl, "controller")
@@ -282,7 +284,7 @@ func TestCustomPodLeaderElection(t *testing.T) {
 			second := startBinary(h, impl, "replica-2", kubeconfig, le...)
 
 			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
-			before := waitForPods(h, sample, 1)
+			before := waitForPods(h, sample, sampleReplicas)
 			if l := getLease(h, impl); holderOf(l) != holder {
 				t.Fatalf("the Lease passed from replica-1 (%s) to %s while replica-1 was alive", holder, holderOf(l))
 			}
@@ -361,6 +363,7 @@ func TestCustomPodRBACVerbRemoved(t *testing.T) {
 		t.Run(impl.name, func(t *testing.T) {
 			t.Parallel()
 			h := harness.New(t)
+			sample := impl.sampleName
 			h.Track("custompod/" + sample)
 			role, err := h.Env.Client.RbacV1().ClusterRoles().Get(h.Ctx, install(h, impl), metav1.GetOptions{})
 			if err != nil {

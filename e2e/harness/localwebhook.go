@@ -7,13 +7,18 @@ import (
 	"strconv"
 )
 
-// LocalWebhook is where an operator-demo manager run beside the cluster
-// serves its webhooks, as its `make run` sets them up (hack/localwebhook):
-// a port of the test's own, so that managers of parallel tests do not
-// collide, and a certificate directory in the test's artifacts.
+// LocalWebhook is where a kubebuilder-demo or operator-demo manager run
+// beside the cluster serves its webhooks, as its `make run` sets them up
+// (hack/localwebhook): a port of the test's own, so that managers of parallel
+// tests do not collide, and a certificate directory in the test's artifacts.
+// Both modules' `make run` point the CustomPod CRD's conversion webhook at
+// that port; operator-demo's also applies a webhook configuration for the
+// Vpc webhook.
 type LocalWebhook struct {
 	Port int
 	Dir  string
+	// Module is the module whose `make run` serves it.
+	Module string
 }
 
 // MakeRunEnv is the environment for operator-demo's `make run` on the
@@ -30,14 +35,26 @@ func (w LocalWebhook) ManagerArgs() []string {
 	return []string{"--webhook-port=" + strconv.Itoa(w.Port), "--webhook-cert-path=" + w.Dir}
 }
 
-// NewLocalWebhook picks the port and directory, and deletes, when the test
-// ends, the webhook configuration `make run` (or Apply) makes for the test's
-// namespace, with `make uninstall-local-webhook`: left behind, it would
-// refuse every write it matches. Call it before starting the manager, so
-// that the manager is stopped first (clean-ups run last-in first-out).
+// NewLocalWebhook is NewLocalWebhookFor("operator-demo").
 func (h *H) NewLocalWebhook() LocalWebhook {
 	h.Helper()
-	w := LocalWebhook{Port: h.FreePort(), Dir: filepath.Join(h.Dir, "localwebhook")}
+	return h.NewLocalWebhookFor("operator-demo")
+}
+
+// NewLocalWebhookFor picks the port and directory for module's `make run`.
+// For operator-demo it deletes, when the test ends, the webhook configuration
+// `make run` (or Apply) makes for the test's namespace, with `make
+// uninstall-local-webhook`: left behind, it would refuse every write it
+// matches. Call it before starting the manager, so that the manager is
+// stopped first (clean-ups run last-in first-out). (kubebuilder-demo's `make
+// run` makes no webhook configuration; the CRD it points at the manager is
+// the test's to re-point or remove.)
+func (h *H) NewLocalWebhookFor(module string) LocalWebhook {
+	h.Helper()
+	w := LocalWebhook{Port: h.FreePort(), Dir: filepath.Join(h.Dir, "localwebhook"), Module: module}
+	if module != "operator-demo" {
+		return w
+	}
 	h.Cleanup(func() {
 		if _, err := h.UninstallLocalWebhook(); err != nil {
 			h.Error(err)
@@ -62,13 +79,13 @@ func (h *H) UninstallLocalWebhook() (string, error) {
 	return string(out), nil
 }
 
-// Apply does what operator-demo's `make run` does before it starts the
+// Apply does what the module's `make run` does before it starts the
 // manager, for a manager binary the test runs itself: hack/localwebhook,
 // built once, with the test's admin kubeconfig.
 func (w LocalWebhook) Apply(h *H) {
 	h.Helper()
-	bin := h.Build("operator-demo", "./hack/localwebhook", "localwebhook")
-	if _, err := h.Command(h.Path("operator-demo"), bin, "-port", strconv.Itoa(w.Port), "-dir", w.Dir,
+	bin := h.Build(w.Module, "./hack/localwebhook", "localwebhook")
+	if _, err := h.Command(h.Path(w.Module), bin, "-port", strconv.Itoa(w.Port), "-dir", w.Dir,
 		"-namespace", h.Namespace, "-kubeconfig", h.Kubeconfig); err != nil {
 		h.Fatal(err)
 	}

@@ -1,0 +1,236 @@
+package custompod
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"example.com/k8s-demo/e2e/harness"
+)
+
+// customPodsV1 is the version the articles' clients use: every request for
+// it goes through the CRD's conversion webhook (v2 is stored).
+var customPodsV1 = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v1", Resource: "custompods"}
+
+// v1Default is the template v1 has no field for: every v1 CustomPod's pods
+// run it, and a v1 object read as v2 carries it.
+var v1Default = template{Image: "busybox:1.36", Command: []string{"sleep", "3600"}}
+
+// templateAnnotation is where v1 keeps a v2 template it cannot express.
+const templateAnnotation = "zhhnzw.mock.com/v2-template"
+
+// TestCustomPodConversion checks each implementation's conversion webhook
+// through the real API server: a v1 CustomPod read as v2; a v2 CustomPod
+// read as v1, written back through v1 and read as v2 with nothing lost; the
+// pods running v2's template; and, with the webhook down, reads of v1
+// failing with the API server's conversion error while v2 reads go on.
+//
+// A CRD has one conversion webhook: each subtest points it at its
+// implementation's (out of the cluster: the controller or `make run` beside
+// the cluster; in it: the module's Deployment) and holds crdWebhook for
+// writing meanwhile, so that no other test re-points it.
+func TestCustomPodConversion(t *testing.T) {
+	parallel(t)
+	for _, impl := range implementations {
+		t.Run(impl.name, func(t *testing.T) {
+			h := harness.New(t)
+			h.Track("custompod/from-v1", "custompod/"+impl.sampleName)
+			webhook := startConversionWebhook(h, impl)
+			testConversion(h, impl, webhook)
+		})
+	}
+}
+
+// startConversionWebhook runs impl with its conversion webhook, the CRD
+// pointed at it, and returns what to stop to take the webhook down.
+func startConversionWebhook(h *harness.H, impl implementation) harness.Controller {
+	h.Helper()
+	if harness.InCluster() {
+		// `make deploy`: the CRD names the module's Service, and the
+		// manager (crd-demo: the controller) writes its CA into the CRD.
+		return impl.deploy(h)
+	}
+	if impl.dir != "crd-demo" {
+		// Before crdWebhook (the order every test takes them in).
+		makeRun.Lock()
+		h.Cleanup(makeRun.Unlock)
+	}
+	crdWebhook.Lock()
+	// Released after the webhook has stopped (clean-ups run last-in first-out).
+	h.Cleanup(crdWebhook.Unlock)
+	installing.Lock()
+	role := impl.install(h)
+	installing.Unlock()
+	kubeconfig := h.KubeconfigAs("controller", role)
+	if impl.dir == "crd-demo" {
+		// It patches the CRD with its URL and CA: a right its
+		// controller's ClusterRole (for a controller per namespace) does
+		// not give; in a cluster, config/webhook's ClusterRole does.
+		kubeconfig = h.Kubeconfig
+	}
+	return impl.start(h, kubeconfig, true)
+}
+
+func testConversion(h *harness.H, impl implementation, webhook harness.Controller) {
+	h.Helper()
+	dyn, err := dynamic.NewForConfig(h.Env.Config)
+	if err != nil {
+		h.Fatal(err)
+	}
+	v1 := dyn.Resource(customPodsV1).Namespace(h.Namespace)
+	v2 := dyn.Resource(customPodsGVR).Namespace(h.Namespace)
+
+	// A v1 CustomPod, as the articles write them: the API server stores it
+	// as v2, through the webhook. Until the webhook serves with the CA the
+	// CRD names, the write fails: wait for it.
+	fromV1 := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "zhhnzw.mock.com/v1", "kind": "CustomPod",
+		"metadata": map[string]any{"name": "from-v1"},
+		"spec":     map[string]any{"replicas": int64(1)},
+	}}
+	h.WaitFor("a v1 CustomPod to be created through the conversion webhook", 3*time.Minute, func(ctx context.Context) (bool, string, error) {
+		_, err := v1.Create(ctx, fromV1, metav1.CreateOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return true, "", nil
+	})
+
+	// Read as v2: v1's default template.
+	got, err := getCustomPod(h.Ctx, h, "from-v1")
+	if err != nil {
+		h.Fatal(err)
+	}
+	if !sameTemplate(got.Spec.Template, v1Default) || got.Spec.Replicas == nil || *got.Spec.Replicas != 1 {
+		h.Errorf("the v1 CustomPod read as v2 has replicas %v and template %+v, want 1 and %+v", ptrStr(got.Spec.Replicas), got.Spec.Template, v1Default)
+	}
+	waitForPods(h, "from-v1", 1)
+	expectPodsRun(h, "from-v1", v1Default)
+
+	// The module's v2 sample, with a template of its own, read as v1.
+	name := impl.sampleName
+	want := sampleTemplate(h, impl)
+	h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+	asV1, err := v1.Get(h.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		h.Fatalf("reading the v2 sample as v1: %v", err)
+	}
+	if asV1.GetAPIVersion() != "zhhnzw.mock.com/v1" {
+		h.Errorf("read as v1, it says apiVersion %s", asV1.GetAPIVersion())
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(asV1.Object, "spec", "template"); found {
+		h.Errorf("read as v1, it has spec.template, which v1 does not have: %v", asV1.Object["spec"])
+	}
+	if asV1.GetAnnotations()[templateAnnotation] == "" {
+		h.Errorf("read as v1, it lacks the %s annotation that keeps v2's template; annotations: %v", templateAnnotation, asV1.GetAnnotations())
+	}
+	// Written back through v1, as a v1 client does (read, change, update):
+	// a label and the replicas.
+	labels := asV1.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["written-through"] = "v1"
+	asV1.SetLabels(labels)
+	if err := unstructured.SetNestedField(asV1.Object, int64(1), "spec", "replicas"); err != nil {
+		h.Fatal(err)
+	}
+	if _, err := v1.Update(h.Ctx, asV1, metav1.UpdateOptions{}); err != nil {
+		h.Fatalf("updating it through v1: %v", err)
+	}
+	// Read as v2 again: the v1 write landed, and the template is intact.
+	got, err = getCustomPod(h.Ctx, h, name)
+	if err != nil {
+		h.Fatal(err)
+	}
+	if !sameTemplate(got.Spec.Template, want) {
+		h.Errorf("after a write through v1, spec.template is %+v, want the sample's %+v", got.Spec.Template, want)
+	}
+	if got.Spec.Replicas == nil || *got.Spec.Replicas != 1 || got.Metadata.Labels["written-through"] != "v1" {
+		h.Errorf("the write through v1 was lost: replicas %v, labels %v", ptrStr(got.Spec.Replicas), got.Metadata.Labels)
+	}
+	if a, ok := got.Metadata.Annotations[templateAnnotation]; ok {
+		h.Errorf("read as v2, it still carries the %s annotation (%q): v2 has the template in its spec", templateAnnotation, a)
+	}
+	// Its pods run v2's template.
+	waitForPods(h, name, 1)
+	expectPodsRun(h, name, want)
+
+	// The webhook down: reading v1 fails with the API server's conversion
+	// error, reading v2 does not.
+	if err := webhook.Stop(); err != nil {
+		h.Fatal(err)
+	}
+	h.WaitFor("reading v1 to fail with the webhook down", time.Minute, func(ctx context.Context) (bool, string, error) {
+		_, err := v1.Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			return false, "read as v1 without error", nil
+		}
+		if !strings.Contains(err.Error(), "conversion webhook for zhhnzw.mock.com/v2, Kind=CustomPod failed") {
+			h.Fatalf("reading v1 with the webhook down failed, but not with the API server's conversion error: %v", err)
+		}
+		h.Logf("reading v1 with the webhook down: %v", err)
+		return true, "", nil
+	})
+	if _, err := v2.Get(h.Ctx, name, metav1.GetOptions{}); err != nil {
+		h.Errorf("reading v2 with the webhook down failed: %v", err)
+	}
+	if out, err := h.KubectlErr("get", "custompods.v1.zhhnzw.mock.com", name); err == nil {
+		h.Errorf("kubectl get custompods.v1.zhhnzw.mock.com with the webhook down succeeded:\n%s", out)
+	}
+	h.Kubectl("get", "custompods.v2.zhhnzw.mock.com", name)
+
+	if harness.InCluster() {
+		// The Deployment is the module's for the other tests too: back up,
+		// and converting again.
+		if err := webhook.Restart(); err != nil {
+			h.Fatal(err)
+		}
+		h.WaitFor("reading v1 to work again", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+			_, err := v1.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return true, "", nil
+		})
+	}
+}
+
+// sampleTemplate is spec.template of impl's v2 sample, read from its file.
+func sampleTemplate(h *harness.H, impl implementation) template {
+	h.Helper()
+	b, err := os.ReadFile(h.Path(impl.dir, impl.sample))
+	if err != nil {
+		h.Fatal(err)
+	}
+	var cp customPod
+	if err := yaml.Unmarshal(b, &cp); err != nil {
+		h.Fatal(err)
+	}
+	if cp.Spec.Template.Image == "" {
+		h.Fatalf("%s/%s has no spec.template.image", impl.dir, impl.sample)
+	}
+	return cp.Spec.Template
+}
+
+func sameTemplate(a, b template) bool {
+	return a.Image == b.Image && slices.Equal(a.Command, b.Command)
+}
+
+func ptrStr(p *int32) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}
+
