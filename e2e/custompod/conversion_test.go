@@ -233,4 +233,3 @@ func ptrStr(p *int32) string {
 	}
 	return fmt.Sprint(*p)
 }
-

@@ -104,8 +104,8 @@ func install(h *harness.H, impl implementation) string {
 
 var implementations = []implementation{
 	{
-		name:   "client-go",
-		dir:    "crd-demo",
+		name:       "client-go",
+		dir:        "crd-demo",
 		sample:     "example/example-custompod-v2.yaml",
 		sampleName: "custompod-clock",
 		install: func(h *harness.H) string {
@@ -138,8 +138,8 @@ var implementations = []implementation{
 // `make install` and `make run`, with the ClusterRole controller-gen writes.
 func kubebuilderLayout(name, dir string) implementation {
 	return implementation{
-		name:   name,
-		dir:    dir,
+		name:       name,
+		dir:        dir,
 		sample:     "config/samples/zhhnzw_v2_custompod.yaml",
 		sampleName: "custompod-sample-v2",
 		install: func(h *harness.H) string {
