@@ -27,19 +27,23 @@ func TestMain(m *testing.M) { harness.Main(m) }
 // file, which make verify checks).
 //
 // valid are the samples the articles apply: accepted by the same schemas, so
-// that a refusal below is the rule's doing, not a missing CRD's.
+// that a refusal below is the rule's doing, not a missing CRD's. CustomPod's
+// are v2, the version stored: crd-demo's CRD converts by webhook, which this
+// suite does not run, and even a dry run of a v1 object is encoded as v2.
+// (A v1 manifest is still checked against v1's schema, before any
+// conversion: the v1 cases below are refused by it.)
 var crds = []struct {
 	name         string
 	files, valid []string
 }{
 	{"crd-demo",
 		[]string{"crd-demo/crd/network.yaml", "crd-demo/crd/custompod.yaml"},
-		[]string{"crd-demo/example/example-network.yaml", "crd-demo/example/example-custompod.yaml"}},
+		[]string{"crd-demo/example/example-network.yaml", "crd-demo/example/example-custompod-v2.yaml"}},
 	{"controller-gen",
 		[]string{"crd-demo/crd/network.yaml", "kubebuilder-demo/config/crd/bases/zhhnzw.mock.com_custompods.yaml",
 			"operator-demo/config/crd/bases/apps.mock.com_podsets.yaml", "operator-demo/config/crd/bases/network.mock.com_vpcs.yaml",
 			"operator-demo/config/crd/bases/debug.mock.com_podbuggertools.yaml"},
-		[]string{"kubebuilder-demo/config/samples/zhhnzw_v1_custompod.yaml",
+		[]string{"kubebuilder-demo/config/samples/zhhnzw_v2_custompod.yaml",
 			"operator-demo/config/samples/apps_v1alpha1_podset.yaml", "operator-demo/config/samples/network_v1_vpc.yaml",
 			"operator-demo/config/samples/debug_v1alpha1_podbuggertool.yaml"}},
 }
