@@ -285,10 +285,16 @@ var _ = Describe("Manager", Ordered, func() {
 			cmd := exec.Command("kubectl", "create", "ns", samplesNamespace)
 			_, err := utils.Run(cmd)
 			Expect(err).NotTo(HaveOccurred())
-			cmd = exec.Command("kubectl", "apply", "-n", samplesNamespace,
-				"-f", filepath.Join("config", "samples", "zhhnzw_v1_custompod.yaml"))
-			_, err = utils.Run(cmd)
-			Expect(err).NotTo(HaveOccurred(), "Failed to apply the sample")
+			// The v1 sample: the API server stores it as v2 through the
+			// manager's conversion webhook, which serves once the manager's
+			// certificate rotation has written its CA into the CRD: until
+			// then the apply fails.
+			Eventually(func(g Gomega) {
+				cmd := exec.Command("kubectl", "apply", "-n", samplesNamespace,
+					"-f", filepath.Join("config", "samples", "zhhnzw_v1_custompod.yaml"))
+				_, err := utils.Run(cmd)
+				g.Expect(err).NotTo(HaveOccurred(), "Failed to apply the sample")
+			}, 2*time.Minute, time.Second).Should(Succeed())
 
 			expectPods(1)
 
