@@ -132,7 +132,7 @@ func podFor(cp *unstructured.Unstructured) *corev1.Pod {
 			GenerateName: cp.GetName() + "-",
 			Labels:       map[string]string{"zhhnzw.mock.com/custompod": cp.GetName()},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "zhhnzw.mock.com/v1", Kind: "CustomPod", Name: cp.GetName(), UID: cp.GetUID(),
+				APIVersion: "zhhnzw.mock.com/v2", Kind: "CustomPod", Name: cp.GetName(), UID: cp.GetUID(),
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 			}},
 		},

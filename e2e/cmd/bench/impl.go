@@ -24,12 +24,15 @@ type kind struct {
 
 var customPods = kind{
 	name: "CustomPod",
-	gvr:  schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v1", Resource: "custompods"},
+	// v2, the stored version: no conversion webhook involved (the bench runs
+	// none).
+	gvr: schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v2", Resource: "custompods"},
 	object: func(i int) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "zhhnzw.mock.com/v1", "kind": "CustomPod",
+			"apiVersion": "zhhnzw.mock.com/v2", "kind": "CustomPod",
 			"metadata": map[string]any{"name": fmt.Sprintf("cp-%05d", i)},
-			"spec":     map[string]any{"replicas": int64(3)},
+			"spec": map[string]any{"replicas": int64(3),
+				"template": map[string]any{"image": "busybox:1.36", "command": []any{"sleep", "3600"}}},
 		}}
 	},
 	// status.replicas and readyReplicas match spec.replicas, and the Ready

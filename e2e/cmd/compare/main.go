@@ -74,13 +74,17 @@ var impls = []impl{
 		name: "kubebuilder", dir: "kubebuilder-demo", pkg: "./cmd",
 		args:    func(ns string) []string { return []string{"--namespace", ns, "--health-probe-bind-address=0"} },
 		started: regexp.MustCompile(`Starting workers.*"controller": "custompod"`),
+		// Its webhook is CustomPod's conversion webhook, which needs a
+		// certificate; the workload below is v2, which needs no conversion.
+		env:     []string{"ENABLE_WEBHOOKS=false"},
 		include: func(p string) bool { return true },
 		edit:    []string{"api/v1/custompod_types.go", "internal/controller/custompod_controller.go", "cmd/main.go", "config/samples/zhhnzw_v1_custompod.yaml"},
 	},
 	{
 		name: "operator-sdk", dir: "operator-demo", pkg: "./cmd",
 		args: func(ns string) []string { return []string{"--namespace", ns, "--health-probe-bind-address=0"} },
-		// Its webhook is the Vpc's, not CustomPod's (and would need a certificate).
+		// Its webhooks (CustomPod's conversion webhook, the Vpc's) need a
+		// certificate; the workload below is v2, which needs no conversion.
 		env:     []string{"ENABLE_WEBHOOKS=false"},
 		started: regexp.MustCompile(`Starting workers.*"controller": "custompod"`),
 		include: func(p string) bool {
@@ -272,7 +276,7 @@ func measure(kubectl func(...string) (string, error), binary string, im impl, ns
 	if !workload {
 		return startup, 0, nil
 	}
-	sample := "apiVersion: zhhnzw.mock.com/v1\nkind: CustomPod\nmetadata:\n  name: compare\nspec:\n  replicas: 3\n"
+	sample := "apiVersion: zhhnzw.mock.com/v2\nkind: CustomPod\nmetadata:\n  name: compare\nspec:\n  replicas: 3\n  template:\n    image: busybox:1.36\n    command: [sleep, \"3600\"]\n"
 	if _, err := kubectlStdin(kubectl, sample, ns); err != nil {
 		return 0, 0, err
 	}
