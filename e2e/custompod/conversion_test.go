@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"example.com/k8s-demo/e2e/harness"
@@ -69,6 +70,7 @@ func startConversionWebhook(h *harness.H, impl implementation) harness.Controlle
 	// Released after the webhook has stopped (clean-ups run last-in first-out).
 	h.Cleanup(crdWebhook.Unlock)
 	installing.Lock()
+	forgetConversionURL(h)
 	role := impl.install(h)
 	installing.Unlock()
 	kubeconfig := h.KubeconfigAs("controller", role)
@@ -121,31 +123,40 @@ func testConversion(h *harness.H, impl implementation, webhook harness.Controlle
 	name := impl.sampleName
 	want := sampleTemplate(h, impl)
 	h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
-	asV1, err := v1.Get(h.Ctx, name, metav1.GetOptions{})
-	if err != nil {
-		h.Fatalf("reading the v2 sample as v1: %v", err)
-	}
-	if asV1.GetAPIVersion() != "zhhnzw.mock.com/v1" {
-		h.Errorf("read as v1, it says apiVersion %s", asV1.GetAPIVersion())
-	}
-	if _, found, _ := unstructured.NestedFieldNoCopy(asV1.Object, "spec", "template"); found {
-		h.Errorf("read as v1, it has spec.template, which v1 does not have: %v", asV1.Object["spec"])
-	}
-	if asV1.GetAnnotations()[templateAnnotation] == "" {
-		h.Errorf("read as v1, it lacks the %s annotation that keeps v2's template; annotations: %v", templateAnnotation, asV1.GetAnnotations())
-	}
 	// Written back through v1, as a v1 client does (read, change, update):
-	// a label and the replicas.
-	labels := asV1.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels["written-through"] = "v1"
-	asV1.SetLabels(labels)
-	if err := unstructured.SetNestedField(asV1.Object, int64(1), "spec", "replicas"); err != nil {
-		h.Fatal(err)
-	}
-	if _, err := v1.Update(h.Ctx, asV1, metav1.UpdateOptions{}); err != nil {
+	// a label and the replicas. (Read again on a conflict: the controller
+	// writes the status meanwhile.)
+	first := true
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		asV1, err := v1.Get(h.Ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading the v2 sample as v1: %w", err)
+		}
+		if first {
+			first = false
+			if asV1.GetAPIVersion() != "zhhnzw.mock.com/v1" {
+				h.Errorf("read as v1, it says apiVersion %s", asV1.GetAPIVersion())
+			}
+			if _, found, _ := unstructured.NestedFieldNoCopy(asV1.Object, "spec", "template"); found {
+				h.Errorf("read as v1, it has spec.template, which v1 does not have: %v", asV1.Object["spec"])
+			}
+			if asV1.GetAnnotations()[templateAnnotation] == "" {
+				h.Errorf("read as v1, it lacks the %s annotation that keeps v2's template; annotations: %v", templateAnnotation, asV1.GetAnnotations())
+			}
+		}
+		labels := asV1.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["written-through"] = "v1"
+		asV1.SetLabels(labels)
+		if err := unstructured.SetNestedField(asV1.Object, int64(1), "spec", "replicas"); err != nil {
+			return err
+		}
+		_, err = v1.Update(h.Ctx, asV1, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		h.Fatalf("updating it through v1: %v", err)
 	}
 	// Read as v2 again: the v1 write landed, and the template is intact.

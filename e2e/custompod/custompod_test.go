@@ -99,7 +99,27 @@ func install(h *harness.H, impl implementation) string {
 	defer installing.Unlock()
 	crdWebhook.RLock()
 	defer crdWebhook.RUnlock()
+	forgetConversionURL(h)
 	return impl.install(h)
+}
+
+// forgetConversionURL turns a CustomPod CRD whose conversion webhook a
+// process beside the cluster pointed at its URL (crd-demo's
+// --conversion-url, the scaffolds' hack/localwebhook: a merge patch setting
+// clientConfig.url, removing service) back to naming a Service, so that a
+// module's install can apply its manifest over it. kubectl apply leaves a
+// field the last applied manifest did not have: it would add the module's
+// service beside that url, which the API server refuses ("exactly one of
+// url or service is required"). Any Service: the install's names its own.
+func forgetConversionURL(h *harness.H) {
+	h.Helper()
+	url, err := h.KubectlErr("get", "crd", "custompods.zhhnzw.mock.com", "--ignore-not-found",
+		"-o", "jsonpath={.spec.conversion.webhook.clientConfig.url}")
+	if err != nil || strings.TrimSpace(url) == "" {
+		return
+	}
+	h.Kubectl("patch", "crd", "custompods.zhhnzw.mock.com", "--type=merge", "-p",
+		`{"spec":{"conversion":{"webhook":{"clientConfig":{"url":null,"service":{"namespace":"default","name":"custompod-webhook","path":"/convert","port":443}}}}}}`)
 }
 
 var implementations = []implementation{
