@@ -62,14 +62,14 @@ func startConversionWebhook(h *harness.H, impl implementation) harness.Controlle
 		return impl.deploy(h)
 	}
 	if impl.dir != "crd-demo" {
-		// Before crdWebhook (the order every test takes them in).
 		makeRun.Lock()
 		h.Cleanup(makeRun.Unlock)
 	}
+	// In the order every test takes them: makeRun, installing, crdWebhook.
+	installing.Lock()
 	crdWebhook.Lock()
 	// Released after the webhook has stopped (clean-ups run last-in first-out).
 	h.Cleanup(crdWebhook.Unlock)
-	installing.Lock()
 	forgetConversionURL(h)
 	role := impl.install(h)
 	installing.Unlock()

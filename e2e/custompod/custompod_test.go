@@ -86,7 +86,8 @@ var installing, makeRun sync.Mutex
 // `make run` (hack/localwebhook points it at the manager) re-point it: they
 // hold it for reading, as long as they do. TestCustomPodConversion holds it
 // for writing, so that nothing re-points the CRD while it checks its
-// implementation's webhook. (Taken after makeRun and after installing.)
+// implementation's webhook. The order, to take several: makeRun,
+// installing, crdWebhook.
 var crdWebhook sync.RWMutex
 
 // startingWorkers is what a manager logs once its controllers run.
