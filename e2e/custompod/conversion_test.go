@@ -70,7 +70,7 @@ func startConversionWebhook(h *harness.H, impl implementation) harness.Controlle
 	crdWebhook.Lock()
 	// Released after the webhook has stopped (clean-ups run last-in first-out).
 	h.Cleanup(crdWebhook.Unlock)
-	forgetConversionURL(h)
+	h.ForgetConversionURL()
 	role := impl.install(h)
 	installing.Unlock()
 	kubeconfig := h.KubeconfigAs("controller", role)

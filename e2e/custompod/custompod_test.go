@@ -84,11 +84,16 @@ var installing, makeRun sync.Mutex
 // crdWebhook is where the CustomPod CRD's conversion webhook points. An
 // install (the CRD's manifest names its module's Service) and a scaffold's
 // `make run` (hack/localwebhook points it at the manager) re-point it: they
-// hold it for reading, as long as they do. TestCustomPodConversion holds it
+// hold it for reading, as long as they do, and installing too (an install
+// applies its manifest over what the CRD has: see ForgetConversionURL). TestCustomPodConversion holds it
 // for writing, so that nothing re-points the CRD while it checks its
 // implementation's webhook. The order, to take several: makeRun,
 // installing, crdWebhook.
 var crdWebhook sync.RWMutex
+
+// localWebhookDone is what hack/localwebhook, in a scaffold's `make run`,
+// prints once it has pointed the CustomPod CRD at the manager (or left it).
+var localWebhookDone = regexp.MustCompile(`CustomResourceDefinition custompods.zhhnzw.mock.com: conversion`)
 
 // startingWorkers is what a manager logs once its controllers run.
 var startingWorkers = regexp.MustCompile("Starting workers")
@@ -100,27 +105,8 @@ func install(h *harness.H, impl implementation) string {
 	defer installing.Unlock()
 	crdWebhook.RLock()
 	defer crdWebhook.RUnlock()
-	forgetConversionURL(h)
+	h.ForgetConversionURL()
 	return impl.install(h)
-}
-
-// forgetConversionURL turns a CustomPod CRD whose conversion webhook a
-// process beside the cluster pointed at its URL (crd-demo's
-// --conversion-url, the scaffolds' hack/localwebhook: a merge patch setting
-// clientConfig.url, removing service) back to naming a Service, so that a
-// module's install can apply its manifest over it. kubectl apply leaves a
-// field the last applied manifest did not have: it would add the module's
-// service beside that url, which the API server refuses ("exactly one of
-// url or service is required"). Any Service: the install's names its own.
-func forgetConversionURL(h *harness.H) {
-	h.Helper()
-	url, err := h.KubectlErr("get", "crd", "custompods.zhhnzw.mock.com", "--ignore-not-found",
-		"-o", "jsonpath={.spec.conversion.webhook.clientConfig.url}")
-	if err != nil || strings.TrimSpace(url) == "" {
-		return
-	}
-	h.Kubectl("patch", "crd", "custompods.zhhnzw.mock.com", "--type=merge", "-p",
-		`{"spec":{"conversion":{"webhook":{"clientConfig":{"url":null,"service":{"namespace":"default","name":"custompod-webhook","path":"/convert","port":443}}}}}}`)
 }
 
 var implementations = []implementation{
@@ -177,6 +163,11 @@ func kubebuilderLayout(name, dir string) implementation {
 			if !conversion {
 				makeRun.Lock()
 				h.Cleanup(makeRun.Unlock)
+				// It re-points the CRD before the manager starts: not
+				// while an install applies the CRD, nor while
+				// TestCustomPodConversion checks another webhook.
+				installing.Lock()
+				crdWebhook.RLock()
 			}
 			// Its `make run` serves the CustomPod conversion webhook (and
 			// operator-demo's the Vpc webhook too): on a port of the test's
@@ -186,10 +177,11 @@ func kubebuilderLayout(name, dir string) implementation {
 			p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: h.Path(dir),
 				Env: env})
 			if !conversion {
-				// It re-points the CRD before the manager starts: not while
-				// TestCustomPodConversion checks another webhook.
-				crdWebhook.RLock()
-				defer crdWebhook.RUnlock()
+				func() {
+					defer installing.Unlock()
+					defer crdWebhook.RUnlock()
+					h.WaitForLog(p, localWebhookDone, 10*time.Minute)
+				}()
 			}
 			h.WaitForLog(p, startingWorkers, 10*time.Minute)
 			return p
