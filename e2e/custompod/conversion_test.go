@@ -40,15 +40,8 @@ const templateAnnotation = "zhhnzw.mock.com/v2-template"
 // implementation's (out of the cluster: the controller or `make run` beside
 // the cluster; in it: the module's Deployment) and holds crdWebhook for
 // writing meanwhile, so that no other test re-points it.
-//
-// It does not run side by side with the package's other tests: it is the
-// first test of the package (its file sorts first) and calls no t.Parallel,
-// so the others, which do, start once it is over. Run beside them, the
-// others failed now and then (a CustomPod CRD the API server briefly did not
-// serve, pods garbage-collected) in the seconds after it ended; alone it
-// costs the same wall time (about 40s on kwok), which beside them it added
-// too, as it holds the CRD and the installs wait on it.
 func TestCustomPodConversion(t *testing.T) {
+	parallel(t)
 	for _, impl := range implementations {
 		t.Run(impl.name, func(t *testing.T) {
 			h := harness.New(t)
