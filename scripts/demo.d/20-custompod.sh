@@ -25,10 +25,17 @@ custompod_walkthrough() {
   say "With the webhook stopped, v2 (the stored version) still reads; v1 needs the conversion, and fails."
   run "v2 to read without the webhook" kubectl get -n "$ns" custompods.v2.zhhnzw.mock.com
   printf '\033[36m$ %s\033[0m\n' "kubectl get -n $ns custompods.v1.zhhnzw.mock.com"
-  if kubectl get -n "$ns" custompods.v1.zhhnzw.mock.com; then
-    printf '\n\033[31mThe demo stopped at: %s\n  expected: v1 to fail without the conversion webhook\033[0m\n' "$current" >&2
-    exit 1
-  fi
+  local i
+  for ((i = 0; i < 40; i++)); do
+    if ! out=$(kubectl get -n "$ns" custompods.v1.zhhnzw.mock.com 2>&1); then
+      echo "$out"
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "$out"
+  printf '\n\033[31mThe demo stopped at: %s\n  expected: v1 to fail without the conversion webhook\033[0m\n' "$current" >&2
+  exit 1
 }
 
 # custompod_versions NAMESPACE V2-SAMPLE: the v1 CustomPod read as v2; a v2
