@@ -61,9 +61,9 @@ func startManager(h *harness.H) harness.Controller {
 
 // waitForVpcWebhook waits until the API server gets an answer from the Vpc
 // webhook, to a server-side dry run of a Vpc. In the cluster that is once
-// the manager has issued its certificate, the kubelet has mounted it in the
-// pod (when it next syncs the pod: up to a minute and a half), the CA is in
-// the webhook configuration and the pod is ready; until then the API server
+// the manager has issued its certificate, written it into the pod's
+// certificate directory itself (a few seconds), the CA is in the webhook
+// configuration and the pod is ready; until then the API server
 // cannot call the webhook, and failurePolicy Fail refuses every Vpc.
 func waitForVpcWebhook(h *harness.H) {
 	h.Helper()

@@ -17,7 +17,7 @@ import (
 // own (its pre-work) and so runs only alone.
 var readerChapters = []string{
 	"README.md", "concepts.md", "crd-demo.md", "kubebuilder-demo.md",
-	"operator-demo.md",
+	"operator-demo.md", "webhooks.md",
 }
 
 // TestEveryTypedBlockIsFollowed: a page outside readerChapters and the
