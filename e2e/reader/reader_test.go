@@ -3,16 +3,46 @@
 package reader
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"example.com/k8s-demo/e2e/docs"
 )
+
+// TestMain runs TestReader's passes all at once where they can (OwnNetwork):
+// go test runs at most -parallel tests at once, GOMAXPROCS by default, so on
+// a 2-core machine the zsh pass waited for the bash pass to end. A -parallel
+// given on the command line is kept.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(passes)); err != nil {
+			panic(err)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// passes is how many passes TestReader runs, at once where it can.
+const passes = 3
+
+// began is when TestReader started: the log says when each part started
+// and ended, from it ("at 1m02s").
+var began time.Time
+
+// at says how long after TestReader's start it is.
+func at() string {
+	return "at " + time.Since(began).Round(100*time.Millisecond).String()
+}
 
 // TestReader follows the tutorial as a reader types it, in real terminals
 // (tmux), from a fresh clone of the repository (its uncommitted changes
@@ -39,6 +69,7 @@ func TestReader(t *testing.T) {
 		}
 	}
 	root := repoRoot(t)
+	began = time.Now()
 	network := OwnNetwork()
 	if network == nil {
 		t.Log("no network namespace here (Linux's unshare and ip): the passes run one after another")
@@ -46,6 +77,7 @@ func TestReader(t *testing.T) {
 		// In a network of its own, the Go module proxy is out of reach: the
 		// module cache gets here what a reader's go commands would fetch.
 		downloadModules(t, root)
+		t.Logf("%s: the module cache filled (go mod download)", at())
 	}
 	pass := func(name, shell string, chapters []string, alone bool) {
 		t.Run(name, func(t *testing.T) {
@@ -114,6 +146,7 @@ func newReader(t *testing.T, shell, clone string, network []string) *Terminals {
 // tools` leaves them). Its cluster is deleted when the test ends.
 func newClone(t *testing.T, root string) string {
 	t.Helper()
+	started := time.Now()
 	clone := filepath.Join(t.TempDir(), "k8s-demo")
 	git := func(args ...string) string {
 		out, err := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
@@ -149,12 +182,15 @@ func newClone(t *testing.T, root string) string {
 	if err := linkTree(filepath.Join(root, "bin"), filepath.Join(clone, "bin")); err != nil {
 		t.Fatalf("linking bin/ into the clone (run make tools first): %v", err)
 	}
+	t.Logf("%s: a fresh clone in %s", at(), time.Since(started).Round(100*time.Millisecond))
 	t.Cleanup(func() {
+		started := time.Now()
 		cmd := exec.Command("make", "-s", "cluster-down")
 		cmd.Dir, cmd.Env = clone, readerEnv(t, clone, t.TempDir())
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("make cluster-down in the clone: %v\n%s", err, out)
 		}
+		t.Logf("%s: make cluster-down in the clone, in %s", at(), time.Since(started).Round(100*time.Millisecond))
 	})
 	return clone
 }
@@ -248,10 +284,13 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 	if len(steps) == 0 {
 		t.Fatalf("%s: no step to follow; take it out of readerChapters", rel)
 	}
+	started := time.Now()
+	t.Logf("%s: %s starts, %d steps", at(), rel, len(steps))
 	defer func() {
 		if err := terms.EndChapter(); err != nil {
 			t.Error(err)
 		}
+		t.Logf("%s: %s ends, after %s", at(), rel, time.Since(started).Round(100*time.Millisecond))
 	}()
 	ctx := t.Context()
 	for i, s := range steps {
@@ -267,9 +306,11 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 		}
 		timeout := s.Check.Timeout
 		if timeout == 0 {
+			// A server's block builds it first (make run): on a busy
+			// 2-core machine with a cold cache, over a minute.
 			timeout = 2 * time.Minute
 			if s.Check.Wait != nil {
-				timeout = time.Minute
+				timeout = 3 * time.Minute
 			}
 		}
 		var runs *KeepsRunning

@@ -23,7 +23,7 @@
 //	<!-- check timeout=5m -->       the block's time limit (default 2m)
 //	<!-- check wait="REGEXP" -->    the block keeps running (a server): go on
 //	                                once its output matches (timeout: how long
-//	                                to wait, default 1m)
+//	                                to wait, default 3m)
 //
 // A chapter that leaves a terminal running fails: the text must say to stop it.
 package reader

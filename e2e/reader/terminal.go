@@ -50,6 +50,9 @@ type Record struct {
 const (
 	prompt  = "reader$ "
 	prompt2 = "reader> "
+	// poll is how often the runner reads a terminal's records (a small
+	// file) for the end of a block, a prompt, or a Ctrl-C's prompt.
+	poll = 20 * time.Millisecond
 )
 
 // NewTerminals starts the tmux server of a reader's terminals, in the
@@ -146,7 +149,7 @@ func (t *Terminals) open(n int) (*terminal, error) {
 	}
 	w := &terminal{n: n, pane: pane, records: filepath.Join(t.dir, "records."+pane)}
 	t.win[n] = w
-	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	if err := wait.PollUntilContextTimeout(context.Background(), poll, 30*time.Second, true, func(context.Context) (bool, error) {
 		return len(t.records(w)) > 0, nil
 	}); err != nil {
 		return nil, fmt.Errorf("the %s terminal's %s showed no prompt in 30s:\n%s", ordinals[n-1], t.Shell, t.Screen(n, 20))
@@ -268,7 +271,7 @@ func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *Keeps
 	}
 	if runs != nil {
 		var ended error
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 			res = Result{Records: t.records(w)[before:], Output: shown()}
 			if runs.Ready(res.Output) {
 				// It runs; the commands typed before it have ended, and
@@ -297,7 +300,7 @@ func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *Keeps
 	if err := t.send(w, marker); err != nil {
 		return Result{}, err
 	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, poll, timeout, true, func(context.Context) (bool, error) {
 		rs := t.records(w)
 		res = Result{Records: rs[before:]}
 		for i := before; i < len(rs); i++ {
@@ -328,7 +331,7 @@ func (t *Terminals) Interrupt(ctx context.Context, n int) error {
 	if _, err := t.tmux("send-keys", "-t", w.pane, "C-c"); err != nil {
 		return err
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	if err := wait.PollUntilContextTimeout(ctx, poll, 30*time.Second, true, func(context.Context) (bool, error) {
 		return len(t.records(w)) > before, nil
 	}); err != nil {
 		return fmt.Errorf("the %s terminal showed no prompt 30s after Ctrl-C", ordinals[n-1])
