@@ -17,10 +17,13 @@ limitations under the License.
 // Package certs gives the webhook server its certificate in the cluster
 // without cert-manager: github.com/open-policy-agent/cert-controller's
 // rotator, run by the manager itself (--webhook-cert-rotation). It keeps a
-// CA and a serving certificate for the webhook Service in a Secret, which
-// the Deployment mounts at the webhook's certificate directory, renews them
-// before they expire, and writes the CA into the caBundle of the CustomPod
-// CRD's conversion webhook, so the API server trusts the server.
+// CA and a serving certificate for the webhook Service in a Secret, renews
+// them before they expire, and writes the CA into the caBundle of the
+// CustomPod CRD's conversion webhook, so the API server trusts the server.
+// The manager copies the certificate from the Secret into the webhook's
+// certificate directory (an emptyDir) itself, at once: the kubelet refreshes
+// a mounted Secret only when it next syncs the pod, up to a minute or more
+// later.
 //
 // Not part of the scaffold, which installs cert-manager for this: cert-manager
 // is a cluster-wide operator with its own images, which a registry-less
@@ -28,14 +31,26 @@ limitations under the License.
 package certs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // The rotator reads and updates the Secret (in the manager's namespace only:
@@ -53,12 +68,13 @@ import (
 type Options struct {
 	// Namespace holds the Secret and the Service: the manager's own.
 	Namespace string
-	// SecretName is the Secret the Deployment mounts at CertDir.
+	// SecretName is the Secret the rotator keeps the certificate in.
 	SecretName string
 	// ServiceName is the webhook Service: the certificate is for
 	// <ServiceName>.<Namespace>.svc, the name the API server calls.
 	ServiceName string
-	// CertDir is the webhook server's certificate directory (tls.crt, tls.key).
+	// CertDir is the webhook server's certificate directory, where the
+	// manager writes tls.crt and tls.key from the Secret.
 	CertDir string
 	// ValidatingWebhookConfigurations get the CA as their webhooks' caBundle.
 	ValidatingWebhookConfigurations []string
@@ -67,11 +83,10 @@ type Options struct {
 	ConversionCRDs []string
 }
 
-// Add adds the rotator to mgr. The returned channel is closed once the
-// certificate is in CertDir (the kubelet has refreshed the mounted Secret,
-// up to a minute or so after the rotator wrote it) and every configuration
-// has the CA: register the webhooks then, as the webhook server cannot
-// start without its certificate.
+// Add adds the rotator to mgr, and the copy of its certificate into CertDir.
+// The returned channel is closed once the certificate is in CertDir and
+// every configuration has the CA: start the webhook server then, as it
+// cannot start without its certificate.
 func Add(mgr ctrl.Manager, o Options) (<-chan struct{}, error) {
 	if o.Namespace == "" || o.SecretName == "" || o.ServiceName == "" || o.CertDir == "" {
 		return nil, errors.New("the webhook certificate's rotation needs a namespace, a Secret, a Service and a certificate directory")
@@ -97,14 +112,76 @@ func Add(mgr ctrl.Manager, o Options) (<-chan struct{}, error) {
 		// Every replica serves webhooks, so every replica needs the
 		// certificate, leader or not.
 		RequireLeaderElection: false,
-		// The webhook server reloads the files when the kubelet refreshes
-		// the mounted Secret: no restart needed after a rotation.
+		// The webhook server reloads the files when writeCertFiles
+		// rewrites them: no restart needed after a rotation.
 		RestartOnSecretRefresh: false,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adding the webhook certificate rotator: %w", err)
 	}
+	if err := writeCertFiles(mgr, o); err != nil {
+		return nil, fmt.Errorf("adding the webhook certificate's copy: %w", err)
+	}
 	return ready, nil
+}
+
+// writeCertFiles writes the Secret's tls.key and tls.crt into CertDir as
+// soon as the rotator fills the Secret, and again whenever it changes. It
+// watches that Secret alone (the rotator's RBAC), on every replica.
+func writeCertFiles(mgr ctrl.Manager, o Options) error {
+	secrets, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
+		co.Scheme = mgr.GetScheme()
+		co.Cache = cache.Options{
+			DefaultNamespaces: map[string]cache.Config{o.Namespace: {}},
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Secret{}: {Field: fields.OneTermEqualSelector("metadata.name", o.SecretName)},
+			},
+		}
+	})
+	if err != nil {
+		return err
+	}
+	// A cluster is started with the caches, leader or not.
+	if err := mgr.Add(secrets); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("webhook-cert-files").
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+		WatchesRawSource(source.Kind(secrets.GetCache(), &corev1.Secret{}, &handler.TypedEnqueueRequestForObject[*corev1.Secret]{})).
+		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			var secret corev1.Secret
+			if err := secrets.GetCache().Get(ctx, req.NamespacedName, &secret); err != nil {
+				return reconcile.Result{}, client.IgnoreNotFound(err)
+			}
+			key, crt := secret.Data[corev1.TLSPrivateKeyKey], secret.Data[corev1.TLSCertKey]
+			if len(key) == 0 || len(crt) == 0 {
+				return reconcile.Result{}, nil // not issued yet
+			}
+			// The key first: the rotator waits for tls.crt, then the
+			// server reads both.
+			if err := writeFileAtomic(filepath.Join(o.CertDir, corev1.TLSPrivateKeyKey), key); err != nil {
+				return reconcile.Result{}, err
+			}
+			return reconcile.Result{}, writeFileAtomic(filepath.Join(o.CertDir, corev1.TLSCertKey), crt)
+		}))
+}
+
+// writeFileAtomic replaces path with data by a rename, so that no reader
+// (the rotator, the server's certificate watcher) sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // once renamed, a no-op
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // serviceAccountNamespace is where a pod's namespace is written.
