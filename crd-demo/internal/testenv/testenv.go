@@ -6,8 +6,10 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +76,22 @@ func (e *Env) Config(t *testing.T) *rest.Config {
 		t.Fatal(e.err)
 	}
 	return rest.CopyConfig(e.cfg)
+}
+
+// Kubectl runs the real kubectl from $KUBEBUILDER_ASSETS against the API
+// server, as its admin, and returns what it printed.
+func (e *Env) Kubectl(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	e.Config(t)
+	stdout, stderr, err := e.env.ControlPlane.KubeCtl().Run(args...)
+	var out strings.Builder
+	if stdout != nil {
+		_, _ = io.Copy(&out, stdout)
+	}
+	if stderr != nil {
+		_, _ = io.Copy(&out, stderr)
+	}
+	return out.String(), err
 }
 
 func (e *Env) start() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,12 @@ type ClientConfig struct {
 // the CRD (its schemas, installed by kubectl apply) is touched; the one of
 // url and service not used is set to null, which removes it. The field
 // manager names the controller in the CRD's managedFields.
+//
+// A URL is also written into the copy of the CRD that `kubectl apply` keeps
+// in an annotation (see ForApply), so that applying crd/custompod.yaml
+// again later swaps it back for the file's service: kubectl would otherwise
+// keep the URL, a field it never applied, beside the service, and the API
+// server refuses a clientConfig with both.
 func PatchCRD(ctx context.Context, client apiextensionsclient.Interface, caBundle []byte, cc ClientConfig, fieldManager string) error {
 	if (cc.URL == "") == (cc.Service == nil) {
 		return fmt.Errorf("the webhook's client config needs exactly one of a URL and a service")
@@ -47,7 +54,7 @@ func PatchCRD(ctx context.Context, client apiextensionsclient.Interface, caBundl
 		}
 		clientConfig["service"] = svc
 	}
-	patch, err := json.Marshal(map[string]any{
+	body := map[string]any{
 		"spec": map[string]any{
 			"conversion": map[string]any{
 				"strategy": apiextensionsv1.WebhookConverter,
@@ -57,7 +64,21 @@ func PatchCRD(ctx context.Context, client apiextensionsclient.Interface, caBundl
 				},
 			},
 		},
-	})
+	}
+	if cc.URL != "" {
+		crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, CRDName, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading CRD %s: %w", CRDName, err)
+		}
+		if applied, ok := crd.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
+			applied, err := ForApply(applied, cc.URL)
+			if err != nil {
+				return fmt.Errorf("CRD %s: %w", CRDName, err)
+			}
+			body["metadata"] = map[string]any{"annotations": map[string]any{corev1.LastAppliedConfigAnnotation: applied}}
+		}
+	}
+	patch, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
@@ -67,4 +88,29 @@ func PatchCRD(ctx context.Context, client apiextensionsclient.Interface, caBundl
 		return fmt.Errorf("pointing CRD %s at the conversion webhook: %w", CRDName, err)
 	}
 	return nil
+}
+
+// ForApply returns lastApplied, the CRD as `kubectl apply` last applied it
+// (its last-applied-configuration annotation), with the conversion webhook's
+// clientConfig set to url alone. kubectl computes its next patch from that
+// copy: a field in it and not in the file is deleted, so the URL goes and
+// the file's service comes back. The caBundle is left out, so that apply
+// keeps the one on the server.
+func ForApply(lastApplied, url string) (string, error) {
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(lastApplied), &obj); err != nil {
+		return "", fmt.Errorf("reading %s: %w", corev1.LastAppliedConfigAnnotation, err)
+	}
+	m := obj
+	for _, key := range []string{"spec", "conversion", "webhook"} {
+		next, ok := m[key].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[key] = next
+		}
+		m = next
+	}
+	m["clientConfig"] = map[string]any{"url": url}
+	out, err := json.Marshal(obj)
+	return string(out), err
 }

@@ -32,6 +32,7 @@ var apiServer = testenv.New("")
 func TestMain(m *testing.M) {
 	code := m.Run()
 	apiServer.Stop()
+	applyServer.Stop()
 	os.Exit(code)
 }
 
