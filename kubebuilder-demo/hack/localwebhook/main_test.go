@@ -56,7 +56,9 @@ func TestPointConversion(t *testing.T) {
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "custompods.zhhnzw.mock.com"},
+		"metadata": map[string]any{"name": "custompods.zhhnzw.mock.com", "annotations": map[string]any{
+			lastApplied: `{"kind":"CustomResourceDefinition","spec":{"conversion":{"strategy":"Webhook","webhook":{"clientConfig":{"service":{"name":"webhook-service","namespace":"system","path":"/convert"}}}}}}`,
+		}},
 		"spec": map[string]any{
 			"group": "zhhnzw.mock.com",
 			"conversion": map[string]any{
@@ -85,6 +87,12 @@ func TestPointConversion(t *testing.T) {
 	want := map[string]any{"url": "https://127.0.0.1:9443/convert", "caBundle": "Q0E="} // base64 of "CA"
 	if !reflect.DeepEqual(cc, want) {
 		t.Errorf("clientConfig %v, want %v", cc, want)
+	}
+	// What kubectl apply last applied now names the URL alone: the next
+	// make install deletes it and sets the service again.
+	wantApplied := `{"kind":"CustomResourceDefinition","spec":{"conversion":{"strategy":"Webhook","webhook":{"clientConfig":{"url":"https://127.0.0.1:9443/convert"}}}}}`
+	if applied := got.GetAnnotations()[lastApplied]; applied != wantApplied {
+		t.Errorf("%s:\n%s\nwant\n%s", lastApplied, applied, wantApplied)
 	}
 	if group, _, _ := unstructured.NestedString(got.Object, "spec", "group"); group != "zhhnzw.mock.com" {
 		t.Errorf("spec.group %q: the rest of the CRD changed", group)

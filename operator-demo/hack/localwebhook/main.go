@@ -217,27 +217,69 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // pointConversion points the CRD's conversion webhook at this machine. A
 // merge patch: the rest of the CRD stays as `make install` applied it, and
 // the service is removed (a clientConfig has a URL or a service, not both).
+// The URL also goes into the copy of the CRD kubectl apply keeps in an
+// annotation (forApply), so that a later `make install` or `make deploy`
+// swaps it back for the service rather than failing with both.
 func pointConversion(ctx context.Context, dyn dynamic.Interface, c conversion, ca []byte, o options, out io.Writer) error {
 	url := "https://" + net.JoinHostPort(o.host, strconv.Itoa(o.port)) + c.path
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"conversion": map[string]any{
+	body := map[string]any{"spec": map[string]any{"conversion": map[string]any{
 		"strategy": "Webhook",
 		"webhook": map[string]any{
 			"conversionReviewVersions": []string{"v1"},
 			"clientConfig":             map[string]any{"url": url, "caBundle": ca, "service": nil},
 		},
-	}}})
+	}}}
+	live, err := dyn.Resource(crdResource).Get(ctx, c.crd, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("CustomResourceDefinition %s is not installed: run `make install` first", c.crd)
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", c.crd, err)
+	}
+	if applied, ok := live.GetAnnotations()[lastApplied]; ok {
+		applied, err := forApply(applied, url)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.crd, err)
+		}
+		body["metadata"] = map[string]any{"annotations": map[string]any{lastApplied: applied}}
+	}
+	patch, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
 	_, err = dyn.Resource(crdResource).Patch(ctx, c.crd, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
-	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("CustomResourceDefinition %s is not installed: run `make install` first", c.crd)
-	}
 	if err != nil {
 		return fmt.Errorf("pointing the conversion webhook of %s here: %w", c.crd, err)
 	}
 	fmt.Fprintf(out, "CustomResourceDefinition %s: conversion webhook -> %s\n", c.crd, url)
 	return nil
+}
+
+// lastApplied is where kubectl apply keeps the object as it last applied it.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// forApply returns applied, the CRD as kubectl last applied it, with the
+// conversion's clientConfig set to url alone. kubectl computes its next patch
+// from that copy: a field in it and not in the file is deleted, so the URL
+// goes and the file's service comes back. The caBundle is left out, so that
+// apply keeps the one on the server.
+func forApply(applied, url string) (string, error) {
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(applied), &obj); err != nil {
+		return "", fmt.Errorf("reading %s: %w", lastApplied, err)
+	}
+	m := obj
+	for _, key := range []string{"spec", "conversion", "webhook"} {
+		next, ok := m[key].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[key] = next
+		}
+		m = next
+	}
+	m["clientConfig"] = map[string]any{"url": url}
+	out, err := json.Marshal(obj)
+	return string(out), err
 }
 
 // webhookConfig is a ValidatingWebhookConfiguration or a
