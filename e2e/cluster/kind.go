@@ -138,6 +138,9 @@ func (k *kind) Up(ctx context.Context) error {
 		); err != nil {
 			return fmt.Errorf("creating kind cluster %q: %w", k.o.Name, err)
 		}
+		if err := ForgetDiscovery(k.Kubeconfig()); err != nil {
+			return err
+		}
 	}
 	if err := WaitForNodes(ctx, k.Kubeconfig(), k.o.Nodes+1, 3*time.Minute, k.o.Log); err != nil {
 		return err

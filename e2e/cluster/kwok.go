@@ -109,6 +109,9 @@ func (k *kwok) Up(ctx context.Context) error {
 			return err
 		}
 		progress(k.o.Log, start, "control plane is up")
+		if err := ForgetDiscovery(k.Kubeconfig()); err != nil {
+			return err
+		}
 	}
 	if k.o.Nodes > 0 {
 		if _, err := k.kwokctl(ctx, "scale", "node", "--name", k.o.Name, "--replicas", strconv.Itoa(k.o.Nodes)); err != nil {
