@@ -70,7 +70,6 @@ func startConversionWebhook(h *harness.H, impl implementation) harness.Controlle
 	crdWebhook.Lock()
 	// Released after the webhook has stopped (clean-ups run last-in first-out).
 	h.Cleanup(crdWebhook.Unlock)
-	h.ForgetConversionURL()
 	role := impl.install(h)
 	installing.Unlock()
 	kubeconfig := h.KubeconfigAs("controller", role)

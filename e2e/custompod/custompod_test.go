@@ -85,8 +85,8 @@ var installing, makeRun sync.Mutex
 // install (the CRD's manifest names its module's Service) and a scaffold's
 // `make run` (hack/localwebhook points it at the manager) re-point it: they
 // hold it for reading, as long as they do, and installing too (an install
-// applies its manifest over what the CRD has: see ForgetConversionURL). TestCustomPodConversion holds it
-// for writing, so that nothing re-points the CRD while it checks its
+// applies its manifest over what the CRD has). TestCustomPodConversion holds
+// it for writing, so that nothing re-points the CRD while it checks its
 // implementation's webhook. The order, to take several: makeRun,
 // installing, crdWebhook.
 var crdWebhook sync.RWMutex
@@ -105,7 +105,6 @@ func install(h *harness.H, impl implementation) string {
 	defer installing.Unlock()
 	crdWebhook.RLock()
 	defer crdWebhook.RUnlock()
-	h.ForgetConversionURL()
 	return impl.install(h)
 }
 

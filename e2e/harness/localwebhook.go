@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 // LocalWebhook is where a kubebuilder-demo or operator-demo manager run
@@ -90,24 +89,4 @@ func (w LocalWebhook) Apply(h *H) {
 		"-namespace", h.Namespace, "-kubeconfig", h.Kubeconfig); err != nil {
 		h.Fatal(err)
 	}
-}
-
-// ForgetConversionURL turns the CustomPod CRD, if a process beside the
-// cluster pointed its conversion webhook at its URL (crd-demo's
-// --conversion-url, the scaffolds' hack/localwebhook: a merge patch setting
-// clientConfig.url and removing service), back to naming a Service, so that
-// a module's install (kubectl apply of its manifest) can apply over it.
-// kubectl apply leaves a field the last applied manifest did not have: it
-// would add the module's service beside that url, which the API server
-// refuses ("exactly one of url or service is required"). Any Service will
-// do: the install writes its own.
-func (h *H) ForgetConversionURL() {
-	h.Helper()
-	url, err := h.KubectlErr("get", "crd", "custompods.zhhnzw.mock.com", "--ignore-not-found",
-		"-o", "jsonpath={.spec.conversion.webhook.clientConfig.url}")
-	if err != nil || strings.TrimSpace(url) == "" {
-		return
-	}
-	h.Kubectl("patch", "crd", "custompods.zhhnzw.mock.com", "--type=merge", "-p",
-		`{"spec":{"conversion":{"webhook":{"clientConfig":{"url":null,"service":{"namespace":"default","name":"custompod-webhook","path":"/convert","port":443}}}}}}`)
 }
