@@ -64,16 +64,6 @@ custompod_versions() {
     kubectl get -n $ns pods -o custom-columns='NAME:.metadata.name,IMAGE:.spec.containers[0].image,COMMAND:.spec.containers[0].command'"
 }
 
-# custompod_crd_fresh: a CRD has one conversion webhook for the cluster, and
-# each implementation's CRD names its own; the previous one's is deleted
-# (with its CustomPods: their walkthrough is over) before the next installs its own.
-custompod_crd_fresh() {
-  if kubectl get crd custompods.zhhnzw.mock.com >/dev/null 2>&1; then
-    say "One conversion webhook per CRD: delete the previous implementation's CustomPod CRD (and its CustomPods) before installing this one's."
-    run "the CRD to be deleted" kubectl delete crd custompods.zhhnzw.mock.com
-  fi
-}
-
 # custompod_wait NAMESPACE N: until N pods Running and the status says N, all ready.
 custompod_wait() {
   wait_for "$2 pods Running and status.replicas=status.readyReplicas=$2" 60 bash -c "
@@ -84,7 +74,6 @@ custompod_wait() {
 
 chapter "CustomPod with raw client-go (crd-demo)"
 cd "$ROOT/crd-demo" || exit 1
-custompod_crd_fresh
 run "the CRD to be created" kubectl apply -f crd/custompod.yaml
 run "the API server to serve custompods" kubectl wait --for=jsonpath='{.status.conditions[?(@.type=="Established")].status}'=True crd/custompods.zhhnzw.mock.com --timeout=60s
 say "custompod-controller --conversion-port 9443 also serves the conversion webhook (v1 <-> v2), with a self-signed certificate, and points the CRD at it."
@@ -96,7 +85,7 @@ for module in kubebuilder-demo:kubebuilder operator-demo:operator-sdk; do
   chapter "CustomPod with $tool ($module)"
   cd "$ROOT/$module" || exit 1
   say "The articles' steps: make install (the CRD), then the manager (make run builds and runs the same code)."
-  custompod_crd_fresh
+  say "A CRD has one conversion webhook for the cluster: make install points it at this module's Service, over the previous implementation's URL."
   run "the CRD to be installed" make -s install
   run "the manager to build" make -s build
   v2sample=$(ls config/samples/*_v2_custompod.yaml)
