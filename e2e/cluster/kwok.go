@@ -251,13 +251,18 @@ const renewDeadline = 10 * time.Second
 // same command line. A long outage makes the controller-manager and the
 // scheduler exit (they lose their leader Leases); in a real cluster the
 // kubelet restarts them, here this does: once they have had the time to give
-// up, any that did is started again. It returns when the nodes are Ready.
+// up, any that did is started again. It returns when the API server is ready
+// (/readyz: it answers before it serves the CRDs' resources) and the nodes
+// are Ready.
 func (k *kwok) StartControlPlane(ctx context.Context) error {
 	if k.stopped["kube-apiserver"] == nil {
 		return fmt.Errorf("kwok: StartControlPlane without StopControlPlane")
 	}
 	start := time.Now()
 	if err := k.restart("kube-apiserver"); err != nil {
+		return err
+	}
+	if err := WaitForReady(ctx, k.Kubeconfig(), 2*time.Minute, k.o.Log); err != nil {
 		return err
 	}
 	if err := WaitForNodes(ctx, k.Kubeconfig(), k.o.Nodes, 2*time.Minute, k.o.Log); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,50 @@ func Clientset(kubeconfig string) (kubernetes.Interface, error) {
 	// These clients only make short calls: a dead server must not hang them.
 	cfg.Timeout = 15 * time.Second
 	return kubernetes.NewForConfig(cfg)
+}
+
+// WaitForReady waits until the API server says it is ready (GET /readyz).
+// A restarted API server answers before it is: until its post-start hooks
+// have run it may not yet serve the CustomResourceDefinitions' resources or
+// know the RBAC bindings, and a client sees "the server doesn't have a
+// resource type" or "forbidden". When it gives up, it says which checks
+// failed.
+func WaitForReady(ctx context.Context, kubeconfig string, timeout time.Duration, log io.Writer) error {
+	cs, err := Clientset(kubeconfig)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	last := "no answer from the API server yet"
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").Param("verbose", "").DoRaw(ctx)
+		if err == nil {
+			return true, nil
+		}
+		last = err.Error()
+		if failed := failedChecks(string(body)); failed != "" {
+			last = "failed checks: " + failed
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the API server's /readyz: gave up after %s, last seen: %s", timeout, last)
+	}
+	progress(log, start, "the API server is ready (/readyz)")
+	return nil
+}
+
+// failedChecks picks the failed checks ("[-]name failed: ...") out of a
+// verbose /readyz answer.
+func failedChecks(body string) string {
+	var failed []string
+	for _, line := range strings.Split(body, "\n") {
+		if name, ok := strings.CutPrefix(line, "[-]"); ok {
+			name, _, _ = strings.Cut(name, " ")
+			failed = append(failed, name)
+		}
+	}
+	return strings.Join(failed, ", ")
 }
 
 // WaitForNodes waits until at least want nodes are Ready, and says how many
