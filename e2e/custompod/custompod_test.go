@@ -9,7 +9,9 @@
 // for a client of v1, and a CRD has one conversion webhook for the cluster.
 // So the tests use v2 objects (each module's v2 sample) and run side by side,
 // whoever the CRD's webhook points at; TestCustomPodConversion, which needs
-// the implementation's own webhook, has the CRD to itself (crdWebhook).
+// the implementation's own webhook, has the CRD to itself (crdWebhook). In
+// the cluster, where the tests take turns, TestCustomPod checks conversion
+// on its own Deployment instead.
 package custompod
 
 import (
@@ -199,12 +201,30 @@ func deployKubebuilderLayout(h *harness.H, dir string) *harness.Deployed {
 		FromRegistry: true, Restore: []string{"config/manager/kustomization.yaml"}})
 }
 
+// TestCustomPod follows the articles with each implementation. In the
+// cluster it then checks conversion on the Deployment it made (subtest
+// conversion): a Deployment of TestCustomPodConversion's own, deployed,
+// waited for and undeployed for each implementation, took kind longer than
+// the checks themselves.
 func TestCustomPod(t *testing.T) {
 	parallel(t)
 	for _, impl := range implementations {
 		t.Run(impl.name, func(t *testing.T) {
 			parallel(t)
-			testScale(t, impl)
+			h := harness.New(t)
+			ctrl := testScale(h, impl)
+			if harness.InCluster() {
+				// Last, since it takes the webhook (and so the
+				// controller) down for good. Its objects get a namespace
+				// of their own; the Deployment's log is in the failure
+				// dump of the test above it, which fails with it.
+				t.Run("conversion", func(t *testing.T) {
+					h := harness.New(t)
+					h.Track("custompod/from-v1", "custompod/"+impl.sampleName)
+					expectServiceWebhook(h, impl)
+					testConversion(h, impl, ctrl)
+				})
+			}
 		})
 	}
 }
@@ -227,8 +247,9 @@ type customPod struct {
 	} `json:"status"`
 }
 
-func testScale(t *testing.T, impl implementation) {
-	h := harness.New(t)
+// testScale runs the articles' steps and returns the controller it started.
+func testScale(h *harness.H, impl implementation) harness.Controller {
+	h.Helper()
 	name := impl.sampleName
 	h.Track("custompod/" + name)
 
@@ -252,17 +273,17 @@ func testScale(t *testing.T, impl implementation) {
 	h.Kubectl("delete", "pod", survivors[0], "--wait=false")
 	replaced := waitForPods(h, name, 1)
 	if replaced[0] == survivors[0] {
-		t.Fatalf("pod %s was not replaced", survivors[0])
+		h.Fatalf("pod %s was not replaced", survivors[0])
 	}
 
 	out := h.Kubectl("get", "pods")
 	if !strings.Contains(out, replaced[0]) || !strings.Contains(out, "Running") {
-		t.Errorf("kubectl get pods does not show %s Running:\n%s", replaced[0], out)
+		h.Errorf("kubectl get pods does not show %s Running:\n%s", replaced[0], out)
 	}
 	out = h.Kubectl("get", "custompod", name)
 	for _, col := range []string{"DESIRED", "CURRENT", "READY", "AGE"} {
 		if !strings.Contains(out, col) {
-			t.Errorf("kubectl get custompod lacks the %s column:\n%s", col, out)
+			h.Errorf("kubectl get custompod lacks the %s column:\n%s", col, out)
 		}
 	}
 
@@ -284,6 +305,7 @@ func testScale(t *testing.T, impl implementation) {
 	h.ExpectEvent("CustomPod", name, "SuccessfulCreate")
 	h.ExpectEvent("CustomPod", name, "SuccessfulDelete")
 	h.ExpectAPIServerLogged(ctrl)
+	return ctrl
 }
 
 // waitForPods waits until the CustomPod has exactly n pods Running (not
