@@ -38,6 +38,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -77,6 +78,7 @@ func main() {
 	var leaderElectionNamespace string
 	var kubeAPIQPS float64
 	var kubeAPIBurst int
+	var maxConcurrentReconciles int
 	var probeAddr string
 	var secureMetrics bool
 	var enableHTTP2 bool
@@ -123,6 +125,10 @@ func main() {
 		"Requests per second the manager may send to the API server, on average. Negative: no limit.")
 	flag.IntVar(&kubeAPIBurst, "kube-api-burst", 30,
 		"Requests the manager may send at once, above --kube-api-qps.")
+	// controller-runtime reconciles one object at a time unless told
+	// otherwise; 2 is what crd-demo's controllers and sample-controller run.
+	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 2,
+		"How many objects each controller reconciles at the same time (never the same object twice).")
 	flag.StringVar(&watchNamespace, "namespace", os.Getenv("WATCH_NAMESPACE"),
 		"If set, only CustomPods and pods in this namespace are watched and managed "+
 			"(default $WATCH_NAMESPACE; empty means all namespaces).")
@@ -224,6 +230,11 @@ func main() {
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{watchNamespace: {}}
 	}
 
+	if maxConcurrentReconciles < 1 {
+		setupLog.Error(fmt.Errorf("--max-concurrent-reconciles must be at least 1, not %d", maxConcurrentReconciles), "Invalid flag")
+		os.Exit(1)
+	}
+
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS = float32(kubeAPIQPS)
 	restConfig.Burst = kubeAPIBurst
@@ -234,6 +245,7 @@ func main() {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   cacheOptions,
+		Controller:              config.Controller{MaxConcurrentReconciles: maxConcurrentReconciles},
 		Metrics:                 metricsServerOptions,
 		WebhookServer:           webhookServer,
 		HealthProbeBindAddress:  probeAddr,
