@@ -187,7 +187,7 @@ var _ = Describe("PodSet Controller", func() {
 	Context("When a pod to delete is already gone", func() {
 		It("should neither log nor record a deletion it did not make", func() {
 			recorder := events.NewFakeRecorder(10)
-			r := &PodSetReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), APIReader: k8sClient, Recorder: recorder}
+			r := &PodSetReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), Recorder: recorder}
 			ps := &appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: newNamespace(ctx)}}
 			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
 			gone := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone-x", Namespace: ps.Namespace, UID: "gone-uid"}}
@@ -199,16 +199,9 @@ var _ = Describe("PodSet Controller", func() {
 		})
 	})
 
-	Context("Without an APIReader", func() {
-		It("should refuse to be set up, rather than count pods from the cache", func() {
-			r := &PodSetReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
-			Expect(r.SetupWithManager(nil)).To(MatchError(ContainSubstring("needs APIReader")))
-		})
-	})
-
 	Context("When the PodSet does not exist", func() {
 		It("should end the reconcile without an error or a requeue", func() {
-			r := &PodSetReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), APIReader: k8sClient}
+			r := &PodSetReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
 			result, err := r.Reconcile(ctx, reconcile.Request{
 				NamespacedName: types.NamespacedName{Name: "does-not-exist", Namespace: "default"},
 			})
