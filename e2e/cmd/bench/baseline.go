@@ -26,15 +26,13 @@ import (
 
 // The plain loop: the writes a controller ends up making for each object,
 // made by a loop that already knows what to write. It reads nothing, watches
-// nothing and never retries: the limit a controller can approach. Like
-// crd-demo's controllers it runs two workers, under the same rate limit.
-
-const baselineWorkers = 2
+// nothing and never retries: the limit a controller can approach. It runs as
+// many workers as the controllers (-workers), under the same rate limit.
 
 // networkFinalizer is crd-demo's (controller.go).
 const networkFinalizer = "samplecrd.k8s.io/backend-network"
 
-func runBaseline(kindName string, n int, ns string, q qpsSetting, backendURL string) error {
+func runBaseline(kindName string, n int, ns string, q qpsSetting, workers int, backendURL string) error {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
 	if err != nil {
 		return err
@@ -64,7 +62,7 @@ func runBaseline(kindName string, n int, ns string, q qpsSetting, backendURL str
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
-	for range baselineWorkers {
+	for range workers {
 		wg.Go(func() {
 			for i := range jobs {
 				if err := one(i); err != nil {

@@ -20,6 +20,8 @@ type kind struct {
 	object func(i int) *unstructured.Unstructured
 	// converged says the controller has finished with the object.
 	converged func(u *unstructured.Unstructured) bool
+	// pods is how many pods the controller makes for each object.
+	pods int
 }
 
 var customPods = kind{
@@ -35,15 +37,35 @@ var customPods = kind{
 				"template": map[string]any{"image": "busybox:1.36", "command": []any{"sleep", "3600"}}},
 		}}
 	},
-	// status.replicas and readyReplicas match spec.replicas, and the Ready
-	// condition is True for the current generation: the status the three
-	// implementations share.
-	converged: func(u *unstructured.Unstructured) bool {
-		want, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	converged: podsReady("replicas"),
+	pods:      3,
+}
+
+// podsReady: status.replicas and readyReplicas match the spec's field, and
+// the Ready condition is True for the current generation: the status the
+// three CustomPod implementations and PodSet share.
+func podsReady(specField string) func(u *unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool {
+		want, _, _ := unstructured.NestedInt64(u.Object, "spec", specField)
 		got, _, _ := unstructured.NestedInt64(u.Object, "status", "replicas")
 		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
 		return got == want && ready == want && readyFor(u)
+	}
+}
+
+// podSets are CustomPods by another name: spec.size for spec.replicas.
+var podSets = kind{
+	name: "PodSet",
+	gvr:  schema.GroupVersionResource{Group: "apps.mock.com", Version: "v1alpha1", Resource: "podsets"},
+	object: func(i int) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps.mock.com/v1alpha1", "kind": "PodSet",
+			"metadata": map[string]any{"name": fmt.Sprintf("ps-%05d", i)},
+			"spec":     map[string]any{"size": int64(3)},
+		}}
 	},
+	converged: podsReady("size"),
+	pods:      3,
 }
 
 var networks = kind{
@@ -93,14 +115,24 @@ type implementation struct {
 	// module and pkg are what `go build` makes the controller from; empty
 	// for the plain client-go loop, which is this binary itself.
 	module, pkg string
-	// args runs the controller on one namespace through kubeconfig.
-	args func(namespace, kubeconfig string, qps qpsSetting, backendURL string) []string
+	// args runs the controller on one namespace through kubeconfig, with
+	// workers reconciling at once.
+	args func(namespace, kubeconfig string, qps qpsSetting, workers int, backendURL string) []string
 	// defaultQPS is what the implementation uses when told nothing.
 	defaultQPS qpsSetting
 	// needsBackend starts crd-demo's network-backend beside it.
 	needsBackend bool
 	baseline     bool
+	// staleCache is how the controller keeps a cache that lags behind its
+	// own writes from making it create or delete too many pods.
+	staleCache string
 }
+
+// The answers to the stale cache, as the tables name them.
+const (
+	liveList     = "live list"
+	expectations = "expectations"
+)
 
 // qpsSetting is client-go's client-side rate limit. A negative QPS is no limit.
 type qpsSetting struct {
@@ -127,22 +159,23 @@ var (
 // controllerRuntimeImpl is kubebuilder-demo or operator-demo. Every CRD in
 // config/crd/bases is installed, as `make install` does: a manager whose
 // controllers watch a kind with no CRD never syncs its caches and exits.
-func controllerRuntimeImpl(name, module string) implementation {
+func controllerRuntimeImpl(name, module string, k kind, staleCache string) implementation {
 	crds, _ := filepath.Glob(filepath.Join(rootDir, module, "config/crd/bases/*.yaml"))
 	for i, c := range crds {
 		crds[i], _ = filepath.Rel(rootDir, c)
 	}
 	return implementation{
 		name:   name,
-		kind:   customPods,
+		kind:   k,
 		crds:   crds,
 		module: module, pkg: "./cmd",
-		args: func(ns, _ string, q qpsSetting, _ string) []string {
+		args: func(ns, _ string, q qpsSetting, workers int, _ string) []string {
 			// controller-runtime reads $KUBECONFIG, which the bench sets.
-			return append([]string{"--namespace=" + ns,
+			return append([]string{"--namespace=" + ns, "--max-concurrent-reconciles=" + strconv.Itoa(workers),
 				"--health-probe-bind-address=0", "--metrics-bind-address=0", "--zap-log-level=info"}, q.flags()...)
 		},
 		defaultQPS: controllerRuntimeDefault,
+		staleCache: staleCache,
 	}
 }
 
@@ -160,13 +193,17 @@ var implementations = []implementation{
 		kind:   customPods,
 		crds:   []string{"crd-demo/crd/custompod.yaml"},
 		module: "crd-demo", pkg: "./cmd/custompod-controller",
-		args: func(ns, kc string, q qpsSetting, _ string) []string {
-			return append([]string{"--kubeconfig=" + kc, "--namespace=" + ns}, q.flags()...)
+		args: func(ns, kc string, q qpsSetting, workers int, _ string) []string {
+			return append([]string{"--kubeconfig=" + kc, "--namespace=" + ns, "--workers=" + strconv.Itoa(workers)}, q.flags()...)
 		},
 		defaultQPS: clientGoDefault,
+		staleCache: liveList,
 	},
-	controllerRuntimeImpl("kubebuilder", "kubebuilder-demo"),
-	controllerRuntimeImpl("operator-sdk", "operator-demo"),
+	controllerRuntimeImpl("kubebuilder", "kubebuilder-demo", customPods, liveList),
+	controllerRuntimeImpl("operator-sdk", "operator-demo", customPods, liveList),
+	// operator-demo's PodSet: the same pods from another controller of the
+	// same manager, which answers the stale cache with expectations.
+	controllerRuntimeImpl("PodSet (operator-sdk)", "operator-demo", podSets, expectations),
 	{
 		name: "plain loop", kind: customPods, baseline: true,
 		crds:       []string{"crd-demo/crd/custompod.yaml"},
@@ -177,8 +214,8 @@ var implementations = []implementation{
 		kind:   networks,
 		crds:   []string{"crd-demo/crd/network.yaml"},
 		module: "crd-demo", pkg: ".",
-		args: func(ns, kc string, q qpsSetting, backendURL string) []string {
-			return append([]string{"--kubeconfig=" + kc, "--namespace=" + ns, "--backend-url=" + backendURL}, q.flags()...)
+		args: func(ns, kc string, q qpsSetting, workers int, backendURL string) []string {
+			return append([]string{"--kubeconfig=" + kc, "--namespace=" + ns, "--workers=" + strconv.Itoa(workers), "--backend-url=" + backendURL}, q.flags()...)
 		},
 		defaultQPS:   clientGoDefault,
 		needsBackend: true,

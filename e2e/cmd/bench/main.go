@@ -37,12 +37,15 @@ import (
 
 func main() {
 	var (
-		sizes      = flag.String("n", "10,100,1000", "How many objects each run creates: a comma-separated list.")
+		full       = flag.Bool("full", false, "The full run: N = "+fullSizes+", every implementation (the Network controller too), the table of rate limits and the scale rounds. Flags given as well still apply.")
+		repeat     = flag.Int("repeat", 3, "Runs of each implementation and N: the tables show the medians, and the spread of the time to converge.")
+		workers    = flag.Int("workers", 2, "Objects each controller reconciles at once: crd-demo's --workers, the scaffolds' --max-concurrent-reconciles, the plain loop's goroutines.")
+		sizes      = flag.String("n", "1000", "How many objects each run creates: a comma-separated list.")
 		qps        = flag.Float64("qps", 100, "The client-side rate limit every controller gets for the main table (requests per second).")
 		burst      = flag.Int("burst", 200, "The burst above -qps.")
-		qpsN       = flag.Int("qps-n", 100, "N for the table of rate limits (each implementation's default, -qps, none). 0 skips it.")
-		only       = flag.String("impl", "", "Run only these implementations (comma-separated names, as in the table). Default: all.")
-		rounds     = flag.Int("scale-rounds", 5, "Rounds of scale 1 → 3 → 1 per CustomPod controller. 0 skips them.")
+		qpsN       = flag.Int("qps-n", 0, "N for the table of rate limits (each implementation's default, -qps, none). 0 skips it.")
+		only       = flag.String("impl", "", "Run only these implementations (comma-separated names, as in the table). Default: those of pods and the plain loop; with -full, all.")
+		rounds     = flag.Int("scale-rounds", 0, "Rounds of scale 1 → 3 → 1 per CustomPod controller. 0 skips them.")
 		timeout    = flag.Duration("timeout", 10*time.Minute, "How long one run may take to converge.")
 		otherPods  = flag.Int("other-pods", 0, "Pods of no controller to create in each run's namespace first, as a shared cluster holds: a controller that caches every pod holds these too.")
 		mdPath     = flag.String("md", "docs/bench.md", "The markdown file whose generated section gets the tables (relative to the repository root). Empty: print only.")
@@ -56,12 +59,21 @@ func main() {
 		backendURL = flag.String("backend-url", "", "Internal, with -baseline.")
 	)
 	flag.Parse()
+	if *full {
+		given := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		for name, value := range map[string]string{"n": fullSizes, "qps-n": "100", "scale-rounds": "5", "impl": "all"} {
+			if !given[name] {
+				_ = flag.Set(name, value)
+			}
+		}
+	}
 	if *baseline {
 		n, err := strconv.Atoi(*sizes)
 		if err != nil {
 			fail(2, fmt.Errorf("-baseline needs one -n, got %q", *sizes))
 		}
-		if err := runBaseline(*kindName, n, *namespace, qpsSetting{*baseQPS, *baseBurst}, *backendURL); err != nil {
+		if err := runBaseline(*kindName, n, *namespace, qpsSetting{*baseQPS, *baseBurst}, *workers, *backendURL); err != nil {
 			fmt.Fprintln(os.Stderr, "plain loop:", err)
 			os.Exit(1)
 		}
@@ -90,6 +102,9 @@ func main() {
 		fail(2, fmt.Errorf("-qps must not be 0 and -burst must be at least 1; got %v and %d", *qps, *burst))
 	}
 	mainQPS := qpsSetting{*qps, *burst}
+	if *repeat < 1 || *workers < 1 {
+		fail(2, fmt.Errorf("-repeat and -workers must be at least 1; got %d and %d", *repeat, *workers))
+	}
 	impls, err := selectImpls(*only)
 	if err != nil {
 		fail(2, err)
@@ -112,34 +127,62 @@ func main() {
 		fail(2, fmt.Errorf("-other-pods must be 0 or more; got %d", *otherPods))
 	}
 	b.otherPods = *otherPods
+	b.workers = *workers
 	env := b.environment(ctx)
 	b.logf("%s", env)
 
-	started := time.Now()
-	var results []result
+	// Every run, in the order they run: each repeat runs every row once, so
+	// that a slow spell of the machine spreads over all the rows.
+	type planned struct {
+		im implementation
+		n  int
+		q  qpsSetting
+	}
+	var plan []planned
 	for _, im := range impls {
 		for _, n := range ns {
-			r, err := b.run(ctx, im, n, mainQPS)
+			plan = append(plan, planned{im, n, mainQPS})
+		}
+	}
+	if *qpsN > 0 {
+		for _, im := range impls {
+			for _, q := range []qpsSetting{im.defaultQPS, mainQPS, {QPS: -1, Burst: mainQPS.Burst}} {
+				if !slices.ContainsFunc(plan, func(p planned) bool { return p.im.name == im.name && p.n == *qpsN && p.q == q }) {
+					plan = append(plan, planned{im, *qpsN, q})
+				}
+			}
+		}
+	}
+	started := time.Now()
+	var runs []result
+	for rep := range *repeat {
+		for i, p := range plan {
+			k := rep*len(plan) + i
+			eta := ""
+			if k > 0 {
+				eta = fmt.Sprintf(", about %s left", (time.Since(started) / time.Duration(k) * time.Duration(len(plan)**repeat-k)).Round(time.Minute))
+			}
+			b.logf("run %d of %d%s", k+1, len(plan)**repeat, eta)
+			r, err := b.run(ctx, p.im, p.n, p.q)
 			if err != nil {
 				fail(1, err)
 			}
-			results = append(results, r)
+			runs = append(runs, r)
 		}
 	}
-	var qpsResults []result
+	all := summarize(runs, implementations)
+	var results, qpsResults []summary
+	for _, s := range all {
+		if s.QPS == mainQPS && slices.Contains(ns, s.N) {
+			results = append(results, s)
+		}
+	}
 	if *qpsN > 0 {
 		for _, im := range impls {
-			settings := []qpsSetting{im.defaultQPS, mainQPS, {QPS: -1, Burst: mainQPS.Burst}}
-			for _, q := range settings {
-				if i := slices.IndexFunc(results, func(r result) bool { return r.Impl == im.name && r.N == *qpsN && r.QPS == q }); i >= 0 {
-					qpsResults = append(qpsResults, results[i])
-					continue
+			for _, q := range []qpsSetting{im.defaultQPS, mainQPS, {QPS: -1, Burst: mainQPS.Burst}} {
+				if i := slices.IndexFunc(all, func(s summary) bool { return s.Impl == im.name && s.N == *qpsN && s.QPS == q }); i >= 0 {
+					qpsResults = append(qpsResults, all[i])
 				}
-				r, err := b.run(ctx, im, *qpsN, q)
-				if err != nil {
-					fail(1, err)
-				}
-				qpsResults = append(qpsResults, r)
 			}
 		}
 	}
@@ -157,7 +200,7 @@ func main() {
 		}
 	}
 
-	rep := report{Env: env, Main: mainQPS, Results: results, QPS: qpsResults, QPSN: *qpsN, Scales: scales, Took: time.Since(started)}
+	rep := report{Env: env, Main: mainQPS, Workers: *workers, Repeat: *repeat, Results: results, QPS: qpsResults, QPSN: *qpsN, Scales: scales, Took: time.Since(started)}
 	md := rep.markdown()
 	fmt.Println()
 	fmt.Println(md)
@@ -194,9 +237,22 @@ func parseSizes(s string) ([]int, error) {
 	return ns, nil
 }
 
+// fullSizes are -full's N.
+const fullSizes = "10,100,1000"
+
 func selectImpls(only string) ([]implementation, error) {
-	if only == "" {
+	switch only {
+	case "all":
 		return implementations, nil
+	case "":
+		// The pods' controllers and their plain loop: what the targets are about.
+		var out []implementation
+		for _, im := range implementations {
+			if im.kind.pods > 0 {
+				out = append(out, im)
+			}
+		}
+		return out, nil
 	}
 	var out []implementation
 	for _, name := range strings.Split(only, ",") {

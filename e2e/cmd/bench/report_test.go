@@ -10,11 +10,13 @@ import (
 // TestMainTableReadsWhatMarkdownWrites: -redraw draws the chart from the
 // table markdown wrote, so reading it back must give the values drawn.
 func TestMainTableReadsWhatMarkdownWrites(t *testing.T) {
-	r := report{Env: "a test", Main: qpsSetting{100, 200}, Took: time.Minute, Results: []result{
-		{Impl: "client-go", N: 10, Converge: 1160 * time.Millisecond, Requests: requestCounts{"create pods": 30, "update custompods/status": 60, "list pods": 7, "watch pods": 1}},
-		{Impl: "Network (client-go)", N: 1000, Converge: 33100 * time.Millisecond, Requests: requestCounts{"create networks": 3000}},
+	r := report{Env: "a test", Main: qpsSetting{100, 200}, Workers: 2, Repeat: 3, Took: time.Minute, Results: []summary{
+		{Impl: "client-go", Kind: "CustomPod", StaleCache: liveList, N: 10, Runs: 3, Converge: 1160 * time.Millisecond, Min: 1100 * time.Millisecond, Max: 1420 * time.Millisecond, Requests: 97},
+		{Impl: "plain loop", Kind: "CustomPod", Baseline: true, N: 10, Runs: 3, Converge: 1010 * time.Millisecond, Min: time.Second, Max: 1200 * time.Millisecond, Requests: 50},
+		{Impl: "Network (client-go)", Kind: "Network", N: 1000, Runs: 3, Converge: 33100 * time.Millisecond, Min: 31 * time.Second, Max: 40500 * time.Millisecond, Requests: 3000},
 	}}
-	got, err := mainTable("# Bench\n\n" + r.markdown() + "\nmore text | with | bars\n")
+	md := r.markdown()
+	got, err := mainTable("# Bench\n\n" + md + "\nmore text | with | bars\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,22 +24,54 @@ func TestMainTableReadsWhatMarkdownWrites(t *testing.T) {
 		t.Errorf("rate limit: got %v, want %v", got.Main, r.Main)
 	}
 	type drawn struct {
-		Impl     string
-		N        int
-		Converge time.Duration
-		Requests int
+		Impl               string
+		N                  int
+		Converge, Min, Max time.Duration
+		Requests           int
 	}
 	var want, have []drawn
 	for _, x := range r.Results {
-		want = append(want, drawn{x.Impl, x.N, x.Converge, x.Requests.Total()})
+		want = append(want, drawn{x.Impl, x.N, x.Converge, x.Min, x.Max, x.Requests})
 	}
 	for _, x := range got.Results {
-		have = append(have, drawn{x.Impl, x.N, x.Converge, x.Requests.Total()})
+		have = append(have, drawn{x.Impl, x.N, x.Converge, x.Min, x.Max, x.Requests})
 	}
 	if !reflect.DeepEqual(have, want) {
 		t.Errorf("read back:\n got %+v\nwant %+v", have, want)
 	}
-	if _, err := mainTable(strings.Replace(r.markdown(), "Every controller", "Each controller", 1)); err == nil {
+	if !strings.Contains(md, "| client-go | live list | 10 | 1.16 s | 1.10–1.42 s | 1.15× |") {
+		t.Errorf("client-go's row should show its spread and its time over the plain loop's (1.16/1.01):\n%s", md)
+	}
+	if _, err := mainTable(strings.Replace(md, "Every controller", "Each controller", 1)); err == nil {
 		t.Error("a page with no main table should be an error")
+	}
+}
+
+// TestSummarizeTakesMedians: three runs of a row give its median figures,
+// the spread of its times, and the requests of its median run.
+func TestSummarizeTakesMedians(t *testing.T) {
+	q := qpsSetting{100, 200}
+	runs := []result{
+		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 120 * time.Second, PeakRSS: 90e6, Requests: requestCounts{"create pods": 3000, "list pods": 2000}},
+		{Impl: "plain loop", Kind: "CustomPod", N: 1000, QPS: q, Converge: 100 * time.Second, Requests: requestCounts{"create pods": 3000}},
+		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 100 * time.Second, PeakRSS: 80e6, Requests: requestCounts{"create pods": 3000, "list pods": 1500}},
+		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 200 * time.Second, PeakRSS: 100e6, Requests: requestCounts{"create pods": 3000, "list pods": 1000}},
+	}
+	got := summarize(runs, implementations)
+	if len(got) != 2 || got[0].Impl != "kubebuilder" || got[1].Impl != "plain loop" {
+		t.Fatalf("summaries %+v: want kubebuilder's, then the plain loop's", got)
+	}
+	kb := got[0]
+	if kb.Runs != 3 || kb.Converge != 120*time.Second || kb.Min != 100*time.Second || kb.Max != 200*time.Second {
+		t.Errorf("kubebuilder: %d runs, median %s, spread %s–%s; want 3, 2m0s, 1m40s–3m20s", kb.Runs, kb.Converge, kb.Min, kb.Max)
+	}
+	if kb.Requests != 4500 || kb.PeakRSS != 90e6 || kb.StaleCache != liveList {
+		t.Errorf("kubebuilder: %d requests, %d bytes, stale cache %q; want 4500, 90e6, %q", kb.Requests, kb.PeakRSS, kb.StaleCache, liveList)
+	}
+	if kb.Breakdown["list pods"] != 2000 {
+		t.Errorf("the breakdown should be the median run's (2000 lists), got %v", kb.Breakdown)
+	}
+	if f := ratio(kb, got); f != 1.2 {
+		t.Errorf("kubebuilder over the plain loop: %v, want 1.2", f)
 	}
 }

@@ -45,6 +45,8 @@ type bench struct {
 	// otherPods: pods of no controller, created in each run's namespace
 	// before the controller starts.
 	otherPods int
+	// workers: how many objects every controller reconciles at once.
+	workers int
 
 	builtMu sync.Mutex
 	built   map[string]string
@@ -404,7 +406,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		if err != nil {
 			return res, err
 		}
-		args := []string{"-baseline", "-kind=" + im.kind.name, "-n=" + strconv.Itoa(n), "-namespace=" + ns,
+		args := []string{"-baseline", "-kind=" + im.kind.name, "-n=" + strconv.Itoa(n), "-workers=" + strconv.Itoa(b.workers), "-namespace=" + ns,
 			"-baseline-qps=" + strconv.FormatFloat(q.QPS, 'f', -1, 64), "-baseline-burst=" + strconv.Itoa(q.Burst), "-backend-url=" + backendURL}
 		if p, err = startProcess(im.name, filepath.Join(dir, "loop.log"), []string{"KUBECONFIG=" + kc}, self, args...); err != nil {
 			return res, err
@@ -415,7 +417,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		if err != nil {
 			return res, err
 		}
-		if p, err = startProcess(im.name, filepath.Join(dir, "controller.log"), controllerEnv(kc), bin, im.args(ns, kc, q, backendURL)...); err != nil {
+		if p, err = startProcess(im.name, filepath.Join(dir, "controller.log"), controllerEnv(kc), bin, im.args(ns, kc, q, b.workers, backendURL)...); err != nil {
 			return res, err
 		}
 		// Create nothing until the controller watches: its start-up is not
@@ -460,13 +462,13 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		return res, fmt.Errorf("reading %s's usage: %w", im.name, err)
 	}
 
-	if im.kind.name == customPods.name {
+	if want := im.kind.pods * n; want > 0 {
 		pods, err := b.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "!" + otherPodLabel})
 		if err != nil {
 			return res, err
 		}
-		if len(pods.Items) != 3*n {
-			return res, fmt.Errorf("%s: %d CustomPods of 3 replicas converged, but the namespace holds %d pods, not %d", im.name, n, len(pods.Items), 3*n)
+		if len(pods.Items) != want {
+			return res, fmt.Errorf("%s: %d %ss of %d pods converged, but the namespace holds %d pods, not %d", im.name, n, im.kind.name, im.kind.pods, len(pods.Items), want)
 		}
 	}
 	if im.needsBackend {
@@ -564,7 +566,7 @@ func (b *bench) startBackend(dir string) (*process, string, error) {
 func (b *bench) cleanup(ctx context.Context, ns string) error {
 	zero := int64(0)
 	_ = b.kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
-	for _, gvr := range []kind{customPods, networks} {
+	for _, gvr := range []kind{customPods, podSets, networks} {
 		list, err := b.dyn.Resource(gvr.gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			continue

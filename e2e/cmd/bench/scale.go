@@ -38,7 +38,7 @@ func (b *bench) scale(ctx context.Context, im implementation, q qpsSetting, roun
 	if err != nil {
 		return res, err
 	}
-	p, err := startProcess(im.name, filepath.Join(dir, "controller.log"), controllerEnv(kc), bin, im.args(ns, kc, q, "")...)
+	p, err := startProcess(im.name, filepath.Join(dir, "controller.log"), controllerEnv(kc), bin, im.args(ns, kc, q, b.workers, "")...)
 	if err != nil {
 		return res, err
 	}
