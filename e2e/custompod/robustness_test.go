@@ -2,9 +2,11 @@ package custompod
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +65,12 @@ func startBinary(h *harness.H, impl implementation, name, kubeconfig string, ext
 // controllers ride out one outage together, each in a subtest of its own.
 func TestCustomPodSurvivesAPIServerOutage(t *testing.T) {
 	outOfClusterOnly(t)
+	// The subtests wait for each other, so they must all run at once: with
+	// fewer parallel slots (go test's default is GOMAXPROCS) they would wait
+	// for ever.
+	if p, _ := strconv.Atoi(flag.Lookup("test.parallel").Value.String()); p < len(implementations) {
+		t.Fatalf("-parallel %d: this test runs its %d subtests at once and needs -parallel %d or more (make e2e passes -parallel 4)", p, len(implementations), len(implementations))
+	}
 	env := harness.PrivateKwok(t, "k8s-demo-outage")
 	cp, err := env.ControlPlane()
 	if err != nil {
