@@ -26,8 +26,10 @@ DEMOS := $(filter-out e2e tools,$(MODULES))
 CLUSTER_CLI := $(LOCALBIN)/e2e-cluster
 # The e2e suites `make e2e` runs (e.g. E2E_PACKAGES="./network ./custompod").
 E2E_PACKAGES ?= ./...
-# The bench's kwok cluster: enough fake nodes that every pod is scheduled.
+# The bench's kwok cluster: fake nodes that take every pod of N = 1000
+# (3000), where a kubelet takes 110.
 BENCH_NODES ?= 4
+BENCH_NODE_PODS ?= 1000
 
 ##@ Getting started
 
@@ -110,7 +112,7 @@ reader: tools ## Follow every chapter of docs/ as a reader types it: tmux termin
 
 .PHONY: bench
 bench: tools cluster-cli ## Measure the three approaches side by side on a kwok cluster of its own; writes docs/bench.md and docs/bench.png (BENCH_FLAGS=-h lists the options).
-	@cd e2e && CLUSTER=kwok CLUSTER_NAME=k8s-demo-bench CLUSTER_NODES=$(BENCH_NODES) $(CLUSTER_CLI) run -- go run ./cmd/bench $(BENCH_FLAGS)
+	@cd e2e && CLUSTER=kwok CLUSTER_NAME=k8s-demo-bench CLUSTER_NODES=$(BENCH_NODES) CLUSTER_NODE_PODS=$(BENCH_NODE_PODS) $(CLUSTER_CLI) run -- go run ./cmd/bench $(BENCH_FLAGS)
 
 .PHONY: lint
 lint: ## Run golangci-lint on every module (builds it on first use).

@@ -48,6 +48,9 @@ type Options struct {
 	// Nodes is the number of nodes that can run pods: kwok's fake nodes, or
 	// kind's worker nodes (0 means the control-plane node runs them).
 	Nodes int
+	// NodePods is how many pods each of kwok's fake nodes takes
+	// (CLUSTER_NODE_PODS); 0 leaves kwok's default, 110, a kubelet's.
+	NodePods int
 	// NodeImage is kind's node image (KIND_NODE_IMAGE).
 	NodeImage string
 	// KubeadmConfigPatches are extra patches for kind's kubeadm configuration,
@@ -93,7 +96,7 @@ func New(name string, o Options) (Provider, error) {
 
 // OptionsFromEnv reads the options from the environment variables the
 // Makefile and the docs use: CLUSTER_NAME, LOCALBIN, CLUSTER_WORKDIR,
-// CLUSTER_NODES, KIND_NODE_IMAGE, KIND_KUBEADM_PATCHES (files, separated by
+// CLUSTER_NODES, CLUSTER_NODE_PODS, KIND_NODE_IMAGE, KIND_KUBEADM_PATCHES (files, separated by
 // the OS path list separator) and KUBECONFIG. root is the repository root:
 // the defaults are relative to it, and kind's default node image comes from
 // its versions.env. The kubeadm patches this host needs (see
@@ -114,6 +117,11 @@ func OptionsFromEnv(root string) (Options, error) {
 	if v := os.Getenv("CLUSTER_NODES"); v != "" {
 		if _, err := fmt.Sscanf(v, "%d", &o.Nodes); err != nil || o.Nodes < 0 {
 			return o, fmt.Errorf("CLUSTER_NODES=%q: expected a whole number, 0 or more", v)
+		}
+	}
+	if v := os.Getenv("CLUSTER_NODE_PODS"); v != "" {
+		if _, err := fmt.Sscanf(v, "%d", &o.NodePods); err != nil || o.NodePods < 1 {
+			return o, fmt.Errorf("CLUSTER_NODE_PODS=%q: expected a whole number, 1 or more", v)
 		}
 	}
 	for _, f := range filepath.SplitList(os.Getenv("KIND_KUBEADM_PATCHES")) {

@@ -114,7 +114,13 @@ func (k *kwok) Up(ctx context.Context) error {
 		}
 	}
 	if k.o.Nodes > 0 {
-		if _, err := k.kwokctl(ctx, "scale", "node", "--name", k.o.Name, "--replicas", strconv.Itoa(k.o.Nodes)); err != nil {
+		args := []string{"scale", "node", "--name", k.o.Name, "--replicas", strconv.Itoa(k.o.Nodes)}
+		if k.o.NodePods > 0 {
+			// kwok's node template reads the pods a node takes from here
+			// (capacity and allocatable); nodes that exist keep theirs.
+			args = append(args, "--param", ".allocatable.pods="+strconv.Itoa(k.o.NodePods))
+		}
+		if _, err := k.kwokctl(ctx, args...); err != nil {
 			return err
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -29,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -130,6 +132,9 @@ func main() {
 	b.workers = *workers
 	env := b.environment(ctx)
 	b.logf("%s", env)
+	if err := b.preflight(ctx, impls, ns); err != nil {
+		fail(2, err)
+	}
 
 	// Every run, in the order they run: each repeat runs every row once, so
 	// that a slow spell of the machine spreads over all the rows.
@@ -310,7 +315,41 @@ func (b *bench) environment(ctx context.Context) string {
 	if l, err := b.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
 		nodes = strconv.Itoa(len(l.Items))
 	}
-	return fmt.Sprintf("Kubernetes %s (%s), %s nodes; %s, %d CPUs, %s", v, os.Getenv("CLUSTER"), nodes, runtime.Version(), runtime.NumCPU(), time.Now().Format("2006-01-02"))
+	commit := "an unknown commit"
+	if out, err := exec.Command("git", "-C", b.root, "rev-parse", "--short", "HEAD").Output(); err == nil {
+		commit = "commit " + strings.TrimSpace(string(out))
+		if st, err := exec.Command("git", "-C", b.root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+			commit += " with uncommitted changes"
+		}
+	}
+	return fmt.Sprintf("%s: Kubernetes %s (%s), %s nodes; %s, %d CPUs, %s", commit, v, os.Getenv("CLUSTER"), nodes, runtime.Version(), runtime.NumCPU(), time.Now().Format("2006-01-02"))
+}
+
+// preflight fails at once, not after the first runs, when the nodes cannot
+// take the pods of the largest run: the pods left Pending would never be
+// ready, and the run would wait until its timeout.
+func (b *bench) preflight(ctx context.Context, impls []implementation, ns []int) error {
+	want := 0
+	for _, im := range impls {
+		want = max(want, im.kind.pods*slices.Max(ns)+b.otherPods)
+	}
+	if want == 0 {
+		return nil
+	}
+	l, err := b.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	room := int64(0)
+	for _, n := range l.Items {
+		if p, ok := n.Status.Allocatable[corev1.ResourcePods]; ok && !n.Spec.Unschedulable {
+			room += p.Value()
+		}
+	}
+	if room < int64(want) {
+		return fmt.Errorf("the cluster's %d nodes take %d pods in all, and the largest run makes %d: give the nodes more room (make bench: BENCH_NODES, BENCH_NODE_PODS; a cluster that exists keeps its nodes: delete it with `make cluster-down CLUSTER_NAME=k8s-demo-bench`)", len(l.Items), room, want)
+	}
+	return nil
 }
 
 // path resolves p against the repository root unless it is absolute.

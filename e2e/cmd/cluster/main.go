@@ -15,7 +15,7 @@
 //	                           if this run created it
 //
 // The provider comes from CLUSTER (kwok, kind or existing; kwok by default),
-// the rest from CLUSTER_NAME, LOCALBIN, CLUSTER_WORKDIR, CLUSTER_NODES,
+// the rest from CLUSTER_NAME, LOCALBIN, CLUSTER_WORKDIR, CLUSTER_NODES, CLUSTER_NODE_PODS,
 // KIND_NODE_IMAGE, KIND_KUBEADM_PATCHES and KUBECONFIG.
 package main
 
