@@ -112,7 +112,7 @@ reader: tools ## Follow every chapter of docs/ as a reader types it: tmux termin
 
 .PHONY: bench
 bench: tools cluster-cli ## Measure the three approaches side by side on a kwok cluster of its own; writes docs/bench.md and docs/bench.png (BENCH_FLAGS=-h lists the options).
-	@cd e2e && CLUSTER=kwok CLUSTER_NAME=k8s-demo-bench CLUSTER_NODES=$(BENCH_NODES) CLUSTER_NODE_PODS=$(BENCH_NODE_PODS) $(CLUSTER_CLI) run -- go run ./cmd/bench $(BENCH_FLAGS)
+	@cd e2e && CLUSTER=kwok CLUSTER_NODES=$(BENCH_NODES) CLUSTER_NODE_PODS=$(BENCH_NODE_PODS) go run ./cmd/bench $(BENCH_FLAGS)
 
 .PHONY: lint
 lint: ## Run golangci-lint on every module (builds it on first use).

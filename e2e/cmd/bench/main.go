@@ -35,30 +35,33 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"example.com/k8s-demo/e2e/cluster"
 )
 
 func main() {
 	var (
-		full       = flag.Bool("full", false, "The full run: N = "+fullSizes+", every implementation (the Network controller too), the table of rate limits and the scale rounds. Flags given as well still apply.")
-		repeat     = flag.Int("repeat", 3, "Runs of each implementation and N: the tables show the medians, and the spread of the time to converge.")
-		workers    = flag.Int("workers", 2, "Objects each controller reconciles at once: crd-demo's --workers, the scaffolds' --max-concurrent-reconciles, the plain loop's goroutines.")
-		sizes      = flag.String("n", "1000", "How many objects each run creates: a comma-separated list.")
-		qps        = flag.Float64("qps", 100, "The client-side rate limit every controller gets for the main table (requests per second).")
-		burst      = flag.Int("burst", 200, "The burst above -qps.")
-		qpsN       = flag.Int("qps-n", 0, "N for the table of rate limits (each implementation's default, -qps, none). 0 skips it.")
-		only       = flag.String("impl", "", "Run only these implementations (comma-separated names, as in the table). Default: those of pods and the plain loop; with -full, all.")
-		rounds     = flag.Int("scale-rounds", 0, "Rounds of scale 1 → 3 → 1 per CustomPod controller. 0 skips them.")
-		timeout    = flag.Duration("timeout", 10*time.Minute, "How long one run may take to converge.")
-		otherPods  = flag.Int("other-pods", 0, "Pods of no controller to create in each run's namespace first, as a shared cluster holds: a controller that caches every pod holds these too.")
-		mdPath     = flag.String("md", "docs/bench.md", "The markdown file whose generated section gets the tables (relative to the repository root). Empty: print only.")
-		pngPath    = flag.String("png", "docs/bench.png", "The chart to write (relative to the repository root). Empty: none.")
-		redraw     = flag.Bool("redraw", false, "Run nothing: draw -png again from the main table in -md (after a change to the chart).")
-		baseline   = flag.Bool("baseline", false, "Internal: run as the plain client-go loop.")
-		kindName   = flag.String("kind", "", "Internal, with -baseline: CustomPod or Network.")
-		namespace  = flag.String("namespace", "", "Internal, with -baseline.")
-		baseQPS    = flag.Float64("baseline-qps", 5, "Internal, with -baseline.")
-		baseBurst  = flag.Int("baseline-burst", 10, "Internal, with -baseline.")
-		backendURL = flag.String("backend-url", "", "Internal, with -baseline.")
+		clusterMode = flag.String("cluster", "fresh", "fresh: a new kwok cluster for each run (CLUSTER_NODES, CLUSTER_NODE_PODS), deleted after it, so that no run inherits what another left in etcd; kubeconfig: the cluster KUBECONFIG points at, for every run, each in a namespace of its own, deleted after it.")
+		full        = flag.Bool("full", false, "The full run: N = "+fullSizes+", every implementation (the Network controller too), the table of rate limits and the scale rounds. Flags given as well still apply.")
+		repeat      = flag.Int("repeat", 3, "Runs of each implementation and N: the tables show the medians, and the spread of the time to converge.")
+		workers     = flag.Int("workers", 2, "Objects each controller reconciles at once: crd-demo's --workers, the scaffolds' --max-concurrent-reconciles, the plain loop's goroutines.")
+		sizes       = flag.String("n", "1000", "How many objects each run creates: a comma-separated list.")
+		qps         = flag.Float64("qps", 100, "The client-side rate limit every controller gets for the main table (requests per second).")
+		burst       = flag.Int("burst", 200, "The burst above -qps.")
+		qpsN        = flag.Int("qps-n", 0, "N for the table of rate limits (each implementation's default, -qps, none). 0 skips it.")
+		only        = flag.String("impl", "", "Run only these implementations (comma-separated names, as in the table). Default: those of pods and the plain loop; with -full, all.")
+		rounds      = flag.Int("scale-rounds", 0, "Rounds of scale 1 → 3 → 1 per CustomPod controller. 0 skips them.")
+		timeout     = flag.Duration("timeout", 10*time.Minute, "How long one run may take to converge.")
+		otherPods   = flag.Int("other-pods", 0, "Pods of no controller to create in each run's namespace first, as a shared cluster holds: a controller that caches every pod holds these too.")
+		mdPath      = flag.String("md", "docs/bench.md", "The markdown file whose generated section gets the tables (relative to the repository root). Empty: print only.")
+		pngPath     = flag.String("png", "docs/bench.png", "The chart to write (relative to the repository root). Empty: none.")
+		redraw      = flag.Bool("redraw", false, "Run nothing: draw -png again from the main table in -md (after a change to the chart).")
+		baseline    = flag.Bool("baseline", false, "Internal: run as the plain client-go loop.")
+		kindName    = flag.String("kind", "", "Internal, with -baseline: CustomPod or Network.")
+		namespace   = flag.String("namespace", "", "Internal, with -baseline.")
+		baseQPS     = flag.Float64("baseline-qps", 5, "Internal, with -baseline.")
+		baseBurst   = flag.Int("baseline-burst", 10, "Internal, with -baseline.")
+		backendURL  = flag.String("backend-url", "", "Internal, with -baseline.")
 	)
 	flag.Parse()
 	if *full {
@@ -121,7 +124,10 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b, err := newBench(*timeout)
+	if *clusterMode != "fresh" && *clusterMode != "kubeconfig" {
+		fail(2, fmt.Errorf("-cluster: want fresh or kubeconfig, got %q", *clusterMode))
+	}
+	b, err := newBench(*timeout, *clusterMode == "fresh")
 	if err != nil {
 		fail(1, err)
 	}
@@ -130,9 +136,13 @@ func main() {
 	}
 	b.otherPods = *otherPods
 	b.workers = *workers
+	if err := b.clusterUp(ctx); err != nil {
+		fail(1, err)
+	}
 	env := b.environment(ctx)
 	b.logf("%s", env)
 	if err := b.preflight(ctx, impls, ns); err != nil {
+		_ = b.clusterDown(ctx)
 		fail(2, err)
 	}
 
@@ -170,6 +180,7 @@ func main() {
 			b.logf("run %d of %d%s", k+1, len(plan)**repeat, eta)
 			r, err := b.run(ctx, p.im, p.n, p.q)
 			if err != nil {
+				_ = b.clusterDown(ctx)
 				fail(1, err)
 			}
 			runs = append(runs, r)
@@ -199,6 +210,7 @@ func main() {
 			}
 			s, err := b.scale(ctx, im, mainQPS, *rounds)
 			if err != nil {
+				_ = b.clusterDown(ctx)
 				fail(1, err)
 			}
 			scales = append(scales, s)
@@ -274,35 +286,92 @@ func selectImpls(only string) ([]implementation, error) {
 	return out, nil
 }
 
-func newBench(timeout time.Duration) (*bench, error) {
+func newBench(timeout time.Duration, fresh bool) (*bench, error) {
 	root := rootDir
 	if root == "" {
 		return nil, fmt.Errorf("run the bench inside the repository (no versions.env found above the working directory)")
-	}
-	if os.Getenv("KUBECONFIG") == "" {
-		return nil, fmt.Errorf("KUBECONFIG is not set: run `make bench`, which starts the cluster, or point KUBECONFIG at one")
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	// The bench's own requests (creating objects, watching them) must not be
-	// what limits a run.
-	cfg.QPS, cfg.Burst = -1, 0
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
 	}
 	kubectl := filepath.Join(root, "bin", "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
 		return nil, fmt.Errorf("%s is missing: run `make tools`", kubectl)
 	}
-	return &bench{root: root, cfg: cfg, dyn: dyn, kube: kube, kubectl: kubectl,
-		work: filepath.Join(root, ".cache", "bench"), timeout: timeout, log: os.Stderr, built: map[string]string{}}, nil
+	b := &bench{root: root, kubectl: kubectl,
+		work: filepath.Join(root, ".cache", "bench"), timeout: timeout, log: os.Stderr, built: map[string]string{}}
+	if fresh {
+		o, err := cluster.OptionsFromEnv(root)
+		if err != nil {
+			return nil, err
+		}
+		o.Name, o.Log = freshClusterName, b.log
+		p, err := cluster.New("kwok", o)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Preflight(context.Background()); err != nil {
+			return nil, err
+		}
+		b.fresh = p
+		return b, nil
+	}
+	if os.Getenv("KUBECONFIG") == "" {
+		return nil, fmt.Errorf("-cluster=kubeconfig: KUBECONFIG is not set; point it at a cluster, or leave -cluster=fresh")
+	}
+	return b, b.connect(clientcmd.NewDefaultClientConfigLoadingRules().GetDefaultFilename())
+}
+
+// freshClusterName is the kwok cluster each run of -cluster=fresh gets.
+const freshClusterName = "k8s-demo-bench"
+
+// connect points the bench's own clients at a cluster.
+func (b *bench) connect(kubeconfig string) error {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil).ClientConfig()
+	if err != nil {
+		return err
+	}
+	// The bench's own requests (creating objects, watching them) must not be
+	// what limits a run.
+	cfg.QPS, cfg.Burst = -1, 0
+	if b.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if b.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	b.cfg, b.kubeconfig = cfg, kubeconfig
+	return nil
+}
+
+// clusterUp, with -cluster=fresh, makes a new kwok cluster, deleting one
+// that a run before left; it does nothing for a cluster that is up, or with
+// -cluster=kubeconfig.
+func (b *bench) clusterUp(ctx context.Context) error {
+	if b.fresh == nil || b.cfg != nil {
+		return nil
+	}
+	start := time.Now()
+	if ok, err := b.fresh.Exists(ctx); err != nil {
+		return err
+	} else if ok {
+		if err := b.fresh.Down(ctx); err != nil {
+			return err
+		}
+	}
+	if err := b.fresh.Up(ctx); err != nil {
+		return err
+	}
+	b.logf("  a new kwok cluster in %s", time.Since(start).Round(100*time.Millisecond))
+	return b.connect(b.fresh.Kubeconfig())
+}
+
+// clusterDown, with -cluster=fresh, deletes the run's cluster: the next run
+// starts from an empty etcd, whatever this one left.
+func (b *bench) clusterDown(ctx context.Context) error {
+	if b.fresh == nil || b.cfg == nil {
+		return nil
+	}
+	b.cfg, b.dyn, b.kube = nil, nil, nil
+	return b.fresh.Down(context.WithoutCancel(ctx))
 }
 
 // environment describes where the figures come from.
@@ -322,7 +391,11 @@ func (b *bench) environment(ctx context.Context) string {
 			commit += " with uncommitted changes"
 		}
 	}
-	return fmt.Sprintf("%s: Kubernetes %s (%s), %s nodes; %s, %d CPUs, %s", commit, v, os.Getenv("CLUSTER"), nodes, runtime.Version(), runtime.NumCPU(), time.Now().Format("2006-01-02"))
+	where := os.Getenv("CLUSTER")
+	if b.fresh != nil {
+		where = "kwok, a new cluster for each run"
+	}
+	return fmt.Sprintf("%s: Kubernetes %s (%s), %s nodes; %s, %d CPUs, %s", commit, v, where, nodes, runtime.Version(), runtime.NumCPU(), time.Now().Format("2006-01-02"))
 }
 
 // preflight fails at once, not after the first runs, when the nodes cannot

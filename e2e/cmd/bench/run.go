@@ -33,10 +33,14 @@ import (
 
 // bench holds what every run shares: the cluster and the built binaries.
 type bench struct {
-	root    string
-	cfg     *rest.Config // the bench's own client: no rate limit
-	dyn     dynamic.Interface
-	kube    kubernetes.Interface
+	root string
+	cfg  *rest.Config // the bench's own client: no rate limit
+	dyn  dynamic.Interface
+	kube kubernetes.Interface
+	// kubeconfig is the cluster's, for kubectl.
+	kubeconfig string
+	// fresh, with -cluster=fresh, makes each run's cluster.
+	fresh   cluster.Provider
 	kubectl string
 	work    string // .cache/bench
 	timeout time.Duration
@@ -92,14 +96,14 @@ func (b *bench) build(module, pkg string) (string, error) {
 }
 
 func (b *bench) kubectlApply(files ...string) error {
-	args := []string{"apply"}
+	args := []string{"--kubeconfig", b.kubeconfig, "apply"}
 	for _, f := range files {
 		args = append(args, "-f", filepath.Join(b.root, f))
 	}
 	if out, err := exec.Command(b.kubectl, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	args = []string{"wait", cluster.WaitEstablished, "--timeout=60s"}
+	args = []string{"--kubeconfig", b.kubeconfig, "wait", cluster.WaitEstablished, "--timeout=60s"}
 	for _, f := range files {
 		args = append(args, "-f", filepath.Join(b.root, f))
 	}
@@ -333,6 +337,9 @@ type stage struct {
 }
 
 func (b *bench) setUp(ctx context.Context, im implementation, label string) (*stage, error) {
+	if err := b.clusterUp(ctx); err != nil {
+		return nil, err
+	}
 	b.seq++
 	st := &stage{b: b, ns: fmt.Sprintf("bench-%d-%s-%s", b.seq, slug(im.name), label)}
 	st.dir = filepath.Join(b.work, st.ns)
@@ -359,6 +366,11 @@ func (b *bench) setUp(ctx context.Context, im implementation, label string) (*st
 func (st *stage) tearDown(ctx context.Context) error {
 	if st.proxy != nil {
 		st.proxy.Close()
+	}
+	if st.b.fresh != nil {
+		// The whole cluster goes: much sooner than a namespace of
+		// thousands of pods and events.
+		return st.b.clusterDown(ctx)
 	}
 	return st.b.cleanup(context.WithoutCancel(ctx), st.ns)
 }

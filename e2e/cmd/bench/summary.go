@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -23,7 +24,8 @@ type summary struct {
 	PeakRSS    uint64        // median, bytes
 	CPU        time.Duration // median
 	Deleted    time.Duration // median; Networks only
-	// Breakdown is the request counts of the run whose time was the median.
+	// Breakdown is the request counts of the run whose time was the
+	// median, watches apart.
 	Breakdown requestCounts
 }
 
@@ -78,7 +80,12 @@ func summarize(runs []result, impls []implementation) []summary {
 		s.PeakRSS = uint64(ints(func(r result) int { return int(r.PeakRSS) }))
 		for _, r := range rs {
 			if r.Converge == s.Converge {
-				s.Breakdown = r.Requests
+				s.Breakdown = requestCounts{}
+				for k, v := range r.Requests {
+					if !strings.HasPrefix(k, "watch ") {
+						s.Breakdown[k] = v
+					}
+				}
 				break
 			}
 		}
