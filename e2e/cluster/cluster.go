@@ -51,6 +51,9 @@ type Options struct {
 	// NodePods is how many pods each of kwok's fake nodes takes
 	// (CLUSTER_NODE_PODS); 0 leaves kwok's default, 110, a kubelet's.
 	NodePods int
+	// KubeSchedulerConfig is a KubeSchedulerConfiguration file for kwok's
+	// scheduler; empty leaves kwokctl's defaults.
+	KubeSchedulerConfig string
 	// NodeImage is kind's node image (KIND_NODE_IMAGE).
 	NodeImage string
 	// KubeadmConfigPatches are extra patches for kind's kubeadm configuration,

@@ -95,7 +95,7 @@ func (k *kwok) Up(ctx context.Context) error {
 		}
 	} else {
 		progress(k.o.Log, start, "creating kwok cluster %q (control plane from %s)", k.o.Name, k.o.BinDir)
-		if _, err := k.kwokctl(ctx, "create", "cluster",
+		args := []string{"create", "cluster",
 			"--name", k.o.Name,
 			"--runtime", "binary",
 			"--kubeconfig", "", // leave ~/.kube/config alone
@@ -105,7 +105,11 @@ func (k *kwok) Up(ctx context.Context) error {
 			"--etcd-binary", bin("etcd"),
 			"--kwok-controller-binary", bin("kwok"),
 			"--wait", "2m",
-		); err != nil {
+		}
+		if k.o.KubeSchedulerConfig != "" {
+			args = append(args, "--kube-scheduler-config", k.o.KubeSchedulerConfig)
+		}
+		if _, err := k.kwokctl(ctx, args...); err != nil {
 			return err
 		}
 		progress(k.o.Log, start, "control plane is up")

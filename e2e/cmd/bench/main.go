@@ -303,6 +303,7 @@ func newBench(timeout time.Duration, fresh bool) (*bench, error) {
 			return nil, err
 		}
 		o.Name, o.Log = freshClusterName, b.log
+		o.KubeSchedulerConfig = filepath.Join(root, "e2e", "cmd", "bench", "kube-scheduler.yaml")
 		p, err := cluster.New("kwok", o)
 		if err != nil {
 			return nil, err
