@@ -302,17 +302,14 @@ func newBench(timeout time.Duration, fresh bool) (*bench, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.Name, o.Log = freshClusterName, b.log
+		o.Log = b.log
 		o.KubeSchedulerConfig = filepath.Join(root, "e2e", "cmd", "bench", "kube-scheduler.yaml")
+		b.freshOptions = &o
 		p, err := cluster.New("kwok", o)
 		if err != nil {
 			return nil, err
 		}
-		if err := p.Preflight(context.Background()); err != nil {
-			return nil, err
-		}
-		b.fresh = p
-		return b, nil
+		return b, p.Preflight(context.Background())
 	}
 	if os.Getenv("KUBECONFIG") == "" {
 		return nil, fmt.Errorf("-cluster=kubeconfig: KUBECONFIG is not set; point it at a cluster, or leave -cluster=fresh")
@@ -320,7 +317,10 @@ func newBench(timeout time.Duration, fresh bool) (*bench, error) {
 	return b, b.connect(clientcmd.NewDefaultClientConfigLoadingRules().GetDefaultFilename())
 }
 
-// freshClusterName is the kwok cluster each run of -cluster=fresh gets.
+// freshClusterName is the kwok cluster each run of -cluster=fresh gets,
+// with the run's number: a cluster of the same name would have the same
+// certificate files, and client-go would reuse the previous one's
+// connections, which it caches by those files' names.
 const freshClusterName = "k8s-demo-bench"
 
 // connect points the bench's own clients at a cluster.
@@ -347,18 +347,26 @@ func (b *bench) connect(kubeconfig string) error {
 // that a run before left; it does nothing for a cluster that is up, or with
 // -cluster=kubeconfig.
 func (b *bench) clusterUp(ctx context.Context) error {
-	if b.fresh == nil || b.cfg != nil {
+	if b.freshOptions == nil || b.fresh != nil {
 		return nil
 	}
 	start := time.Now()
-	if ok, err := b.fresh.Exists(ctx); err != nil {
+	b.clusters++
+	o := *b.freshOptions
+	o.Name = fmt.Sprintf("%s-%d", freshClusterName, b.clusters)
+	p, err := cluster.New("kwok", o)
+	if err != nil {
+		return err
+	}
+	if ok, err := p.Exists(ctx); err != nil {
 		return err
 	} else if ok {
-		if err := b.fresh.Down(ctx); err != nil {
+		if err := p.Down(ctx); err != nil {
 			return err
 		}
 	}
-	if err := b.fresh.Up(ctx); err != nil {
+	b.fresh = p
+	if err := p.Up(ctx); err != nil {
 		return err
 	}
 	b.logf("  a new kwok cluster in %s", time.Since(start).Round(100*time.Millisecond))
@@ -368,11 +376,12 @@ func (b *bench) clusterUp(ctx context.Context) error {
 // clusterDown, with -cluster=fresh, deletes the run's cluster: the next run
 // starts from an empty etcd, whatever this one left.
 func (b *bench) clusterDown(ctx context.Context) error {
-	if b.fresh == nil || b.cfg == nil {
+	if b.fresh == nil {
 		return nil
 	}
-	b.cfg, b.dyn, b.kube = nil, nil, nil
-	return b.fresh.Down(context.WithoutCancel(ctx))
+	p := b.fresh
+	b.fresh, b.cfg, b.dyn, b.kube = nil, nil, nil, nil
+	return p.Down(context.WithoutCancel(ctx))
 }
 
 // environment describes where the figures come from.
@@ -393,7 +402,7 @@ func (b *bench) environment(ctx context.Context) string {
 		}
 	}
 	where := os.Getenv("CLUSTER")
-	if b.fresh != nil {
+	if b.freshOptions != nil {
 		where = "kwok, a new cluster for each run"
 	}
 	return fmt.Sprintf("%s: Kubernetes %s (%s), %s nodes; %s, %d CPUs, %s", commit, v, where, nodes, runtime.Version(), runtime.NumCPU(), time.Now().Format("2006-01-02"))

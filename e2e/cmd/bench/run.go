@@ -39,13 +39,16 @@ type bench struct {
 	kube kubernetes.Interface
 	// kubeconfig is the cluster's, for kubectl.
 	kubeconfig string
-	// fresh, with -cluster=fresh, makes each run's cluster.
-	fresh   cluster.Provider
-	kubectl string
-	work    string // .cache/bench
-	timeout time.Duration
-	log     io.Writer
-	seq     int
+	// freshOptions, with -cluster=fresh, make each run's cluster; fresh is
+	// the one up, and clusters counts them.
+	freshOptions *cluster.Options
+	fresh        cluster.Provider
+	clusters     int
+	kubectl      string
+	work         string // .cache/bench
+	timeout      time.Duration
+	log          io.Writer
+	seq          int
 	// otherPods: pods of no controller, created in each run's namespace
 	// before the controller starts.
 	otherPods int
@@ -367,7 +370,7 @@ func (st *stage) tearDown(ctx context.Context) error {
 	if st.proxy != nil {
 		st.proxy.Close()
 	}
-	if st.b.fresh != nil {
+	if st.b.freshOptions != nil {
 		// The whole cluster goes: much sooner than a namespace of
 		// thousands of pods and events.
 		return st.b.clusterDown(ctx)
