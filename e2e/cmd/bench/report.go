@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -325,12 +326,14 @@ func bars(title, ylabel string, order []string, byImpl map[string][]summary, y f
 	b.Color = plotutil.Color(0)
 	b.LineStyle.Width = 0
 	p.Add(b)
-	e, err := plotter.NewYErrorBars(w)
-	if err != nil {
-		return nil, err
+	if slices.ContainsFunc(w.YErrors, func(e struct{ Low, High float64 }) bool { return e.Low > 0 || e.High > 0 }) {
+		e, err := plotter.NewYErrorBars(w)
+		if err != nil {
+			return nil, err
+		}
+		e.LineStyle.Width = vg.Points(1.5)
+		p.Add(e)
 	}
-	e.LineStyle.Width = vg.Points(1.5)
-	p.Add(e)
 	p.NominalX(order...)
 	p.Add(plotter.NewGrid())
 	return p, nil
