@@ -8,7 +8,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -85,6 +89,7 @@ type Controller struct {
 
 	customPodsLister listers.CustomPodLister
 	customPodsSynced cache.InformerSynced
+	podsLister       corelisters.PodLister
 	podsSynced       cache.InformerSynced
 
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
@@ -114,6 +119,7 @@ func NewController(
 		customclientset:  customclientset,
 		customPodsLister: customPodInformer.Lister(),
 		customPodsSynced: customPodInformer.Informer().HasSynced,
+		podsLister:       podInformer.Lister(),
 		podsSynced:       podInformer.Informer().HasSynced,
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, time.Minute),
@@ -243,60 +249,64 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 		desired = *cp.Spec.Replicas
 	}
 
-	// Count the pods from the API server rather than from the pod informer's
-	// cache. The cache lags our own writes: right after this sync creates a
-	// pod, the event of an older pod can start the next sync before the new
-	// pod is in the cache, and that sync would create one pod too many.
-	// (ReplicaSet avoids the extra List with "expectations", a record of the
-	// creates and deletes it is still waiting to see; a List is simpler, and
-	// cheap at this scale.) A List with no resourceVersion is a consistent
-	// read: it sees every write that came before it.
-	podList, err := c.kubeclientset.CoreV1().Pods(cp.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.Set{LabelCustomPod: cp.Name}.String(),
-	})
+	// Pod i is named <CustomPod>-<i>, as a StatefulSet names its pods. The
+	// pods are read from the informer's cache, which lags behind this
+	// controller's own writes: right after this sync creates a pod, the event
+	// of an older pod can start the next sync before the new pod is in the
+	// cache. With a name, the second create is refused (AlreadyExists)
+	// instead of making a pod too many, and a second delete is NotFound. So a
+	// stale cache costs a refused request, never a wrong count of pods.
+	cached, err := c.podsLister.Pods(cp.Namespace).List(labels.SelectorFromSet(labels.Set{LabelCustomPod: cp.Name}))
 	if err != nil {
 		return fmt.Errorf("listing pods: %w", err)
 	}
-	var pods []*corev1.Pod
-	for i := range podList.Items {
-		pod := &podList.Items[i]
+	var pods, surplus []*corev1.Pod
+	held := map[string]bool{} // the names cp's pods hold, terminating ones too
+	for _, pod := range cached {
 		// Only pods this CustomPod controls: the label alone can be copied.
-		// Terminating and finished pods are on their way out: they do not
-		// count, and a replacement is started at once, as a ReplicaSet does.
-		if metav1.IsControlledBy(pod, cp) && isActive(pod) {
+		if !metav1.IsControlledBy(pod, cp) {
+			continue
+		}
+		held[pod.Name] = true
+		i := ordinal(cp, pod.Name)
+		switch {
+		case pod.DeletionTimestamp != nil:
+			// Terminating: it does not count, and holds its name until it is
+			// gone; its replacement is created then.
+		case i < 0 || i >= int(desired) || isFinished(pod):
+			// Beyond spec.replicas, a name without an ordinal, or finished:
+			// a finished pod's name is needed for its replacement.
+			surplus = append(surplus, pod)
+		default:
 			pods = append(pods, pod)
 		}
 	}
 
 	var scaleErr error
-	if diff := int(desired) - len(pods); diff > 0 {
-		logger.V(2).Info("Scaling up", "pods", len(pods), "replicas", desired)
-		for range diff {
-			pod, err := c.kubeclientset.CoreV1().Pods(cp.Namespace).Create(ctx, newPod(cp), metav1.CreateOptions{FieldManager: fieldManager})
-			if err != nil {
-				c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
-				scaleErr = fmt.Errorf("creating pod: %w", err)
-				break
-			}
-			logger.Info("Created pod", "pod", klog.KObj(pod))
-			c.recorder.Eventf(cp, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", pod.Name)
+	for i := range int(desired) {
+		if held[podName(cp, i)] {
+			continue
+		}
+		var pod *corev1.Pod
+		if pod, scaleErr = c.createPod(ctx, cp, podName(cp, i)); scaleErr != nil {
+			break
+		}
+		if pod != nil {
 			pods = append(pods, pod)
 		}
-	} else if diff < 0 {
-		logger.V(2).Info("Scaling down", "pods", len(pods), "replicas", desired)
-		// Delete the newest pods first: the oldest have proven they run.
-		slices.SortFunc(pods, func(a, b *corev1.Pod) int {
-			if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
-				return c
-			}
-			return cmp.Compare(b.Name, a.Name)
+	}
+	if scaleErr == nil && len(surplus) > 0 {
+		logger.V(2).Info("Scaling down", "pods", len(pods)+len(surplus), "replicas", desired)
+		// Names without an ordinal first, then the highest ordinal.
+		slices.SortFunc(surplus, func(a, b *corev1.Pod) int {
+			return cmp.Compare(deleteRank(cp, b.Name), deleteRank(cp, a.Name))
 		})
-		deleted := 0
-		for _, pod := range pods[:-diff] {
+		for _, pod := range surplus {
 			err := c.kubeclientset.CoreV1().Pods(cp.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
 			if apierrors.IsNotFound(err) {
-				// Someone else deleted it: gone, as wanted, but not by this
-				// controller, so no "Deleted pod" log line or event.
+				// Deleted already, by this controller from a stale cache or
+				// by someone else: gone, as wanted, so no "Deleted pod" log
+				// line or event.
 				logger.V(2).Info("Pod already gone", "pod", klog.KObj(pod))
 			} else if err != nil {
 				c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting pod %s: %v", pod.Name, err)
@@ -306,9 +316,7 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 				logger.Info("Deleted pod", "pod", klog.KObj(pod))
 				c.recorder.Eventf(cp, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", pod.Name)
 			}
-			deleted++
 		}
-		pods = pods[deleted:]
 	}
 
 	if err := c.updateStatus(ctx, cp, pods, desired, scaleErr); err != nil {
@@ -316,6 +324,64 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 	}
 	// A failed create or delete is retried with backoff.
 	return scaleErr
+}
+
+// createPod creates cp's pod called name. It returns the pod, or nil when a
+// pod of that name is ours but terminating.
+func (c *Controller) createPod(ctx context.Context, cp *zhhnzwv2.CustomPod, name string) (*corev1.Pod, error) {
+	logger := klog.FromContext(ctx)
+	pods := c.kubeclientset.CoreV1().Pods(cp.Namespace)
+	pod, err := pods.Create(ctx, newPod(cp, name), metav1.CreateOptions{FieldManager: fieldManager})
+	if apierrors.IsAlreadyExists(err) {
+		// The cache has not seen the pod yet, or the name is taken by a pod
+		// the informer does not hold. The API server knows which.
+		if pod, err = pods.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return nil, fmt.Errorf("reading pod %s: %w", name, err)
+		}
+		if !metav1.IsControlledBy(pod, cp) {
+			err := fmt.Errorf("creating pod %s: the name is taken by a pod this CustomPod does not control", name)
+			c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
+			return nil, err
+		}
+		logger.V(2).Info("Pod already exists: the cache is behind", "pod", klog.KObj(pod))
+		if pod.DeletionTimestamp != nil || isFinished(pod) {
+			return nil, nil
+		}
+		return pod, nil
+	}
+	if err != nil {
+		c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
+		return nil, fmt.Errorf("creating pod: %w", err)
+	}
+	logger.Info("Created pod", "pod", klog.KObj(pod))
+	c.recorder.Eventf(cp, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", pod.Name)
+	return pod, nil
+}
+
+// podName is the name of cp's pod with ordinal i.
+func podName(cp *zhhnzwv2.CustomPod, i int) string {
+	return cp.Name + "-" + strconv.Itoa(i)
+}
+
+// deleteRank orders the pods to delete: the highest rank first.
+func deleteRank(cp *zhhnzwv2.CustomPod, name string) int {
+	if i := ordinal(cp, name); i >= 0 {
+		return i
+	}
+	return math.MaxInt
+}
+
+// ordinal is i for a pod named podName(cp, i), and -1 for any other name.
+func ordinal(cp *zhhnzwv2.CustomPod, name string) int {
+	suffix, ok := strings.CutPrefix(name, cp.Name+"-")
+	if !ok {
+		return -1
+	}
+	i, err := strconv.Atoi(suffix)
+	if err != nil || i < 0 || strconv.Itoa(i) != suffix {
+		return -1
+	}
+	return i
 }
 
 // updateStatus writes replicas, readyReplicas, podNames and the Ready
@@ -363,10 +429,9 @@ func (c *Controller) updateStatus(ctx context.Context, cp *zhhnzwv2.CustomPod, p
 	return nil
 }
 
-// isActive says whether a pod counts towards spec.replicas.
-func isActive(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp == nil &&
-		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+// isFinished says whether a pod's containers have all stopped for good.
+func isFinished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // isReady says whether a pod's Ready condition is True: the kubelet sets it
@@ -387,11 +452,11 @@ func isReady(pod *corev1.Pod) bool {
 // A template changed later applies to the pods made after it, as a
 // ReplicaSet's does: the pods already running are not replaced (that is a
 // Deployment's job).
-func newPod(cp *zhhnzwv2.CustomPod) *corev1.Pod {
+func newPod(cp *zhhnzwv2.CustomPod, name string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: cp.Name + "-",
-			Namespace:    cp.Namespace,
+			Name:      name,
+			Namespace: cp.Namespace,
 			Labels: map[string]string{
 				LabelManagedBy: ManagedBy,
 				LabelCustomPod: cp.Name,

@@ -3,7 +3,6 @@ package custompod
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -73,17 +72,9 @@ func (f *fixture) newController(ctx context.Context) (*Controller, kubeinformers
 	}
 	f.client = fake.NewClientset(objects...)
 	f.kubeclient = k8sfake.NewClientset(kubeobjects...)
-	// The fake API server does not implement generateName: name the pods
-	// test-1, test-2, ... as they are created.
-	created := 0
 	f.kubeclient.PrependReactor("create", "pods", func(action core.Action) (bool, runtime.Object, error) {
 		if f.createErr != nil {
 			return true, nil, f.createErr
-		}
-		pod := action.(core.CreateAction).GetObject().(*corev1.Pod)
-		if pod.Name == "" {
-			created++
-			pod.Name = fmt.Sprintf("%s%d", pod.GenerateName, created)
 		}
 		return false, nil, nil
 	})
@@ -180,10 +171,9 @@ func checkAction(t *testing.T, expected, actual core.Action) {
 		if got := actual.(core.DeleteAction).GetName(); got != e.GetName() {
 			t.Errorf("deleted %s %q, want %q", actual.GetResource().Resource, got, e.GetName())
 		}
-	case core.ListActionImpl:
-		want, got := e.GetListRestrictions().Labels.String(), actual.(core.ListAction).GetListRestrictions().Labels.String()
-		if got != want {
-			t.Errorf("list %s: label selector %q, want %q", actual.GetResource().Resource, got, want)
+	case core.GetActionImpl:
+		if got := actual.(core.GetAction).GetName(); got != e.GetName() {
+			t.Errorf("read %s %q, want %q", actual.GetResource().Resource, got, e.GetName())
 		}
 	default:
 		t.Errorf("unexpected action type %T", expected)
@@ -204,8 +194,7 @@ func newCustomPod(name string, replicas *int32) *zhhnzwv2.CustomPod {
 // ownedPod returns a pod of cp, created age ago, as the API server stores it:
 // running, and ready.
 func ownedPod(cp *zhhnzwv2.CustomPod, name string, age time.Duration) *corev1.Pod {
-	pod := newPod(cp)
-	pod.Name = name
+	pod := newPod(cp, name)
 	pod.CreationTimestamp = metav1.NewTime(now.Add(-age))
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
@@ -226,15 +215,19 @@ func withStatus(cp *zhhnzwv2.CustomPod, readyReplicas int32, ready metav1.Condit
 	return cp
 }
 
-func (f *fixture) expectListPods(cp *zhhnzwv2.CustomPod) {
-	f.kubeactions = append(f.kubeactions, core.NewListActionWithOptions(podsGVR, corev1.SchemeGroupVersion.WithKind("Pod"), cp.Namespace,
-		metav1.ListOptions{LabelSelector: LabelCustomPod + "=" + cp.Name}))
+// expectCreatePod expects the create of cp's pod name, which succeeds.
+func (f *fixture) expectCreatePod(cp *zhhnzwv2.CustomPod, name string) {
+	f.expectCreateAttempt(cp, name)
+	f.events = append(f.events, "Normal SuccessfulCreate Created pod: "+name)
 }
 
-func (f *fixture) expectCreatePod(cp *zhhnzwv2.CustomPod, name string) {
-	// The pod as sent: no name, the API server (here, the reactor) picks it.
-	f.kubeactions = append(f.kubeactions, core.NewCreateActionWithOptions(podsGVR, cp.Namespace, newPod(cp), metav1.CreateOptions{FieldManager: "custompod-controller"}))
-	f.events = append(f.events, "Normal SuccessfulCreate Created pod: "+name)
+// expectCreateAttempt expects the create of cp's pod name, with no event.
+func (f *fixture) expectCreateAttempt(cp *zhhnzwv2.CustomPod, name string) {
+	f.kubeactions = append(f.kubeactions, core.NewCreateActionWithOptions(podsGVR, cp.Namespace, newPod(cp, name), metav1.CreateOptions{FieldManager: "custompod-controller"}))
+}
+
+func (f *fixture) expectGetPod(cp *zhhnzwv2.CustomPod, name string) {
+	f.kubeactions = append(f.kubeactions, core.NewGetAction(podsGVR, cp.Namespace, name))
 }
 
 func (f *fixture) expectDeletePod(cp *zhhnzwv2.CustomPod, name string) {
@@ -248,12 +241,12 @@ func (f *fixture) expectUpdateStatus(cp *zhhnzwv2.CustomPod) {
 
 func TestPodShape(t *testing.T) {
 	cp := newCustomPod("test", ptr.To[int32](1))
-	pod := newPod(cp)
+	pod := newPod(cp, "test-0")
 	want := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: "test-",
-			Namespace:    "default",
-			Labels:       map[string]string{"app.kubernetes.io/managed-by": "crd-demo", "zhhnzw.mock.com/custompod": "test"},
+			Name:      "test-0",
+			Namespace: "default",
+			Labels:    map[string]string{"app.kubernetes.io/managed-by": "crd-demo", "zhhnzw.mock.com/custompod": "test"},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "zhhnzw.mock.com/v2", Kind: "CustomPod", Name: "test", UID: "test-uid",
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
@@ -282,12 +275,12 @@ func TestPodShape(t *testing.T) {
 	// command: the image's own entrypoint.
 	cp.Spec.Template = zhhnzwv2.CustomPodTemplate{Image: "nginx:1.27"}
 	want.Spec.Containers[0].Image, want.Spec.Containers[0].Command = "nginx:1.27", nil
-	if diff := cmp.Diff(want, newPod(cp)); diff != "" {
+	if diff := cmp.Diff(want, newPod(cp, "test-0")); diff != "" {
 		t.Errorf("newPod with image nginx:1.27 (-want +got):\n%s", diff)
 	}
 	cp.Spec.Template.Command = []string{"nginx", "-g", "daemon off;"}
 	want.Spec.Containers[0].Command = []string{"nginx", "-g", "daemon off;"}
-	if diff := cmp.Diff(want, newPod(cp)); diff != "" {
+	if diff := cmp.Diff(want, newPod(cp, "test-0")); diff != "" {
 		t.Errorf("newPod with a command (-want +got):\n%s", diff)
 	}
 }
@@ -298,12 +291,11 @@ func TestScaleUpCreatesPods(t *testing.T) {
 	cp := newCustomPod("test", ptr.To[int32](3))
 	f.customPods = append(f.customPods, cp)
 
-	f.expectListPods(cp)
+	f.expectCreatePod(cp, "test-0")
 	f.expectCreatePod(cp, "test-1")
 	f.expectCreatePod(cp, "test-2")
-	f.expectCreatePod(cp, "test-3")
 	// New pods are not ready yet: the kubelet has not started them.
-	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 3 pods ready", "test-1", "test-2", "test-3"))
+	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 3 pods ready", "test-0", "test-1", "test-2"))
 	f.run(ctx, cp, false)
 }
 
@@ -313,28 +305,31 @@ func TestDefaultReplicasIsOne(t *testing.T) {
 	cp := newCustomPod("test", nil)
 	f.customPods = append(f.customPods, cp)
 
-	f.expectListPods(cp)
-	f.expectCreatePod(cp, "test-1")
-	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 1 pods ready", "test-1"))
+	f.expectCreatePod(cp, "test-0")
+	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 1 pods ready", "test-0"))
 	f.run(ctx, cp, false)
 }
 
-func TestScaleDownDeletesNewestPods(t *testing.T) {
+// TestScaleDownDeletesHighestOrdinals: a pod whose name has no ordinal (made
+// by another version of this controller, say) goes first, then the highest
+// ordinals.
+func TestScaleDownDeletesHighestOrdinals(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	cp := withStatus(newCustomPod("test", ptr.To[int32](1)), 3, metav1.ConditionTrue, ReasonPodsReady, "3 of 3 pods ready", "test-a", "test-b", "test-c")
+	cp := withStatus(newCustomPod("test", ptr.To[int32](1)), 4, metav1.ConditionTrue, ReasonPodsReady, "4 of 4 pods ready", "test-0", "test-1", "test-2", "test-x7k2p")
 	cp.Generation = 2
 	f.customPods = append(f.customPods, cp)
 	f.pods = append(f.pods,
-		ownedPod(cp, "test-b", 3*time.Minute), // the oldest stays
-		ownedPod(cp, "test-a", 2*time.Minute),
-		ownedPod(cp, "test-c", 1*time.Minute),
+		ownedPod(cp, "test-1", 3*time.Minute),
+		ownedPod(cp, "test-0", 2*time.Minute),
+		ownedPod(cp, "test-x7k2p", 4*time.Minute),
+		ownedPod(cp, "test-2", 1*time.Minute),
 	)
 
-	f.expectListPods(cp)
-	f.expectDeletePod(cp, "test-c")
-	f.expectDeletePod(cp, "test-a")
-	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionTrue, ReasonPodsReady, "1 of 1 pods ready", "test-b"))
+	f.expectDeletePod(cp, "test-x7k2p")
+	f.expectDeletePod(cp, "test-2")
+	f.expectDeletePod(cp, "test-1")
+	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionTrue, ReasonPodsReady, "1 of 1 pods ready", "test-0"))
 	f.run(ctx, cp, false)
 }
 
@@ -343,59 +338,82 @@ func TestScaleToZero(t *testing.T) {
 	f := newFixture(t)
 	cp := newCustomPod("test", ptr.To[int32](0))
 	f.customPods = append(f.customPods, cp)
-	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute))
+	f.pods = append(f.pods, ownedPod(cp, "test-0", time.Minute))
 
-	f.expectListPods(cp)
-	f.expectDeletePod(cp, "test-a")
+	f.expectDeletePod(cp, "test-0")
 	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionTrue, ReasonPodsReady, "0 of 0 pods ready"))
 	f.run(ctx, cp, false)
 }
 
-func TestPodsThatDoNotCountAreReplaced(t *testing.T) {
+// TestPodsThatDoNotCount: a terminating pod does not count and keeps its name
+// until it is gone; a finished pod is deleted, to free its name for a
+// replacement; pods that only carry the label are left alone.
+func TestPodsThatDoNotCount(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	cp := newCustomPod("test", ptr.To[int32](2))
+	cp := newCustomPod("test", ptr.To[int32](4))
 	f.customPods = append(f.customPods, cp)
 
-	terminating := ownedPod(cp, "test-terminating", time.Minute)
+	terminating := ownedPod(cp, "test-1", time.Minute)
 	terminating.DeletionTimestamp = &metav1.Time{Time: now}
-	failed := ownedPod(cp, "test-failed", time.Minute)
+	failed := ownedPod(cp, "test-2", time.Minute)
 	failed.Status.Phase = corev1.PodFailed
 	// Labelled like ours, but no owner reference (or someone else's).
 	orphan := ownedPod(cp, "test-orphan", time.Minute)
 	orphan.OwnerReferences = nil
 	foreign := ownedPod(cp, "test-foreign", time.Minute)
 	foreign.OwnerReferences[0].UID = "another-uid"
-	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute), terminating, failed, orphan, foreign)
+	f.pods = append(f.pods, ownedPod(cp, "test-0", time.Minute), terminating, failed, orphan, foreign)
 
-	f.expectListPods(cp)
-	f.expectCreatePod(cp, "test-1")
-	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 2 pods ready", "test-1", "test-a"))
+	f.expectCreatePod(cp, "test-3")
+	f.expectDeletePod(cp, "test-2")
+	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 4 pods ready", "test-0", "test-3"))
 	f.run(ctx, cp, false)
 }
 
-// TestCountsPodsTheCacheHasNotSeenYet is why sync lists pods from the API
-// server: pods created by the previous sync may not be in the informer's
-// cache yet, and counting from the cache would create them twice.
+// TestCountsPodsTheCacheHasNotSeenYet: pods created by the previous sync may
+// not be in the informer's cache yet. Their creates are refused, the API
+// server says the pods are this CustomPod's, and they are counted: no event,
+// no error, and the status is left as it is.
 func TestCountsPodsTheCacheHasNotSeenYet(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	cp := withStatus(newCustomPod("test", ptr.To[int32](2)), 2, metav1.ConditionTrue, ReasonPodsReady, "2 of 2 pods ready", "test-a", "test-b")
+	cp := withStatus(newCustomPod("test", ptr.To[int32](2)), 2, metav1.ConditionTrue, ReasonPodsReady, "2 of 2 pods ready", "test-0", "test-1")
 	f.customPods = append(f.customPods, cp)
-	f.newPods = append(f.newPods, ownedPod(cp, "test-a", time.Second), ownedPod(cp, "test-b", time.Second))
+	f.newPods = append(f.newPods, ownedPod(cp, "test-0", time.Second), ownedPod(cp, "test-1", time.Second))
 
-	f.expectListPods(cp) // no creates
+	f.expectCreateAttempt(cp, "test-0")
+	f.expectGetPod(cp, "test-0")
+	f.expectCreateAttempt(cp, "test-1")
+	f.expectGetPod(cp, "test-1")
 	f.run(ctx, cp, false)
+}
+
+// TestPodNameTakenByAnotherPod: a pod this CustomPod does not control holds
+// the name of one it needs. The CustomPod says so, and the sync is retried.
+func TestPodNameTakenByAnotherPod(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	cp := newCustomPod("test", ptr.To[int32](1))
+	f.customPods = append(f.customPods, cp)
+	f.newPods = append(f.newPods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "test-0", Namespace: cp.Namespace}})
+
+	const msg = "creating pod test-0: the name is taken by a pod this CustomPod does not control"
+	f.expectCreateAttempt(cp, "test-0")
+	f.expectGetPod(cp, "test-0")
+	f.events = append(f.events, "Warning FailedCreate Error creating pod: "+msg)
+	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionFalse, ReasonScaleFailed, msg))
+	f.run(ctx, cp, true)
 }
 
 func TestStatusIsWrittenOnlyWhenItChanges(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	cp := withStatus(newCustomPod("test", ptr.To[int32](2)), 2, metav1.ConditionTrue, ReasonPodsReady, "2 of 2 pods ready", "test-a", "test-b")
+	cp := withStatus(newCustomPod("test", ptr.To[int32](2)), 2, metav1.ConditionTrue, ReasonPodsReady, "2 of 2 pods ready", "test-0", "test-1")
 	f.customPods = append(f.customPods, cp)
-	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute), ownedPod(cp, "test-b", time.Minute))
+	f.pods = append(f.pods, ownedPod(cp, "test-0", time.Minute), ownedPod(cp, "test-1", time.Minute))
 
-	f.expectListPods(cp) // and nothing else
+	// No actions at all: the pods are read from the cache.
 	f.run(ctx, cp, false)
 }
 
@@ -405,45 +423,43 @@ func TestStatusIsWrittenOnlyWhenItChanges(t *testing.T) {
 func TestReadyReplicasCountsReadyPods(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	cp := withStatus(newCustomPod("test", ptr.To[int32](3)), 3, metav1.ConditionTrue, ReasonPodsReady, "3 of 3 pods ready", "test-a", "test-b", "test-c")
+	cp := withStatus(newCustomPod("test", ptr.To[int32](3)), 3, metav1.ConditionTrue, ReasonPodsReady, "3 of 3 pods ready", "test-0", "test-1", "test-2")
 	f.customPods = append(f.customPods, cp)
-	notReady := ownedPod(cp, "test-b", time.Minute) // a readiness probe that fails
+	notReady := ownedPod(cp, "test-1", time.Minute) // a readiness probe that fails
 	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
-	pending := ownedPod(cp, "test-c", time.Minute) // not started yet
+	pending := ownedPod(cp, "test-2", time.Minute) // not started yet
 	pending.Status = corev1.PodStatus{Phase: corev1.PodPending}
-	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute), notReady, pending)
+	f.pods = append(f.pods, ownedPod(cp, "test-0", time.Minute), notReady, pending)
 
-	f.expectListPods(cp)
-	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 3 pods ready", "test-a", "test-b", "test-c"))
+	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 3 pods ready", "test-0", "test-1", "test-2"))
 	f.run(ctx, cp, false)
 }
 
-// TestScaleDownOfAPodAlreadyGone: a pod someone else deleted between the List
-// and the Delete is gone as wanted, with no SuccessfulDelete event: this
-// controller did not delete it.
+// TestScaleDownOfAPodAlreadyGone: a pod deleted since the cache last saw it
+// is gone as wanted, with no SuccessfulDelete event: this sync did not delete
+// it.
 func TestScaleDownOfAPodAlreadyGone(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	cp := withStatus(newCustomPod("test", ptr.To[int32](1)), 3, metav1.ConditionTrue, ReasonPodsReady, "3 of 3 pods ready", "test-a", "test-b", "test-c")
+	cp := withStatus(newCustomPod("test", ptr.To[int32](1)), 3, metav1.ConditionTrue, ReasonPodsReady, "3 of 3 pods ready", "test-0", "test-1", "test-2")
 	cp.Generation = 2
 	f.customPods = append(f.customPods, cp)
 	f.pods = append(f.pods,
-		ownedPod(cp, "test-a", 3*time.Minute),
-		ownedPod(cp, "test-b", 2*time.Minute),
-		ownedPod(cp, "test-c", 1*time.Minute),
+		ownedPod(cp, "test-0", 3*time.Minute),
+		ownedPod(cp, "test-1", 2*time.Minute),
+		ownedPod(cp, "test-2", 1*time.Minute),
 	)
 	c, _ := f.newController(ctx)
 	f.kubeclient.PrependReactor("delete", "pods", func(action core.Action) (bool, runtime.Object, error) {
-		if name := action.(core.DeleteAction).GetName(); name == "test-c" {
+		if name := action.(core.DeleteAction).GetName(); name == "test-2" {
 			return true, nil, apierrors.NewNotFound(podsGVR.GroupResource(), name)
 		}
 		return false, nil, nil
 	})
 
-	f.expectListPods(cp)
-	f.kubeactions = append(f.kubeactions, core.NewDeleteAction(podsGVR, cp.Namespace, "test-c")) // no event
-	f.expectDeletePod(cp, "test-b")
-	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionTrue, ReasonPodsReady, "1 of 1 pods ready", "test-a"))
+	f.kubeactions = append(f.kubeactions, core.NewDeleteAction(podsGVR, cp.Namespace, "test-2")) // no event
+	f.expectDeletePod(cp, "test-1")
+	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionTrue, ReasonPodsReady, "1 of 1 pods ready", "test-0"))
 	if err := c.syncHandler(ctx, cache.MetaObjectToName(cp)); err != nil {
 		t.Errorf("error syncing CustomPod: %v", err)
 	}
@@ -458,12 +474,11 @@ func TestCreateErrorSetsReadyFalse(t *testing.T) {
 	f.createErr = errors.New("quota exceeded")
 	cp := newCustomPod("test", ptr.To[int32](2))
 	f.customPods = append(f.customPods, cp)
-	f.pods = append(f.pods, ownedPod(cp, "test-a", time.Minute))
+	f.pods = append(f.pods, ownedPod(cp, "test-0", time.Minute))
 
-	f.expectListPods(cp)
-	f.kubeactions = append(f.kubeactions, core.NewCreateActionWithOptions(podsGVR, cp.Namespace, newPod(cp), metav1.CreateOptions{FieldManager: "custompod-controller"}))
+	f.expectCreateAttempt(cp, "test-1")
 	f.events = append(f.events, "Warning FailedCreate Error creating pod: quota exceeded")
-	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonScaleFailed, "creating pod: quota exceeded", "test-a"))
+	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonScaleFailed, "creating pod: quota exceeded", "test-0"))
 	f.run(ctx, cp, true)
 }
 

@@ -134,13 +134,27 @@ func TestScaleAgainstAPIServer(t *testing.T) {
 	}
 	names := converged(1)
 
-	// Someone deletes the last pod: its Delete event brings a replacement.
-	if err := kube.CoreV1().Pods(ns.Name).Delete(ctx, names[0], metav1.DeleteOptions{}); err != nil {
+	if !slices.Equal(names, []string{"sample-0"}) {
+		t.Errorf("after the scale down the pods are %v, want [sample-0]: the highest ordinals go", names)
+	}
+
+	// Someone deletes the last pod: its Delete event brings a replacement,
+	// under the same name.
+	old, err := kube.CoreV1().Pods(ns.Name).Get(ctx, names[0], metav1.GetOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if replaced := converged(1); replaced[0] == names[0] {
-		t.Errorf("pod %s was not replaced", names[0])
+	if err := kube.CoreV1().Pods(ns.Name).Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
 	}
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		pod, err := kube.CoreV1().Pods(ns.Name).Get(ctx, old.Name, metav1.GetOptions{})
+		return err == nil && pod.UID != old.UID, nil
+	})
+	if err != nil {
+		t.Errorf("pod %s was not replaced", old.Name)
+	}
+	converged(1)
 
 	// 3 pods, then 1 replacement; 2 deleted by the scale down.
 	if creates.Load() != 4 || deletes.Load() != 2 {

@@ -20,7 +20,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -76,10 +79,9 @@ type CustomPodReconciler struct {
 	client.Client
 	Scheme *runtime.Scheme
 
-	// APIReader reads straight from the API server. Pods are listed through it
-	// because the cache lags behind our own writes: right after a create or a
-	// delete, a reconcile that counted cached pods would create or delete one
-	// pod too many.
+	// APIReader reads straight from the API server. It is asked only when a
+	// create is refused with AlreadyExists: is the pod of that name ours, not
+	// yet in the cache, or someone else's?
 	// Required: SetupWithManager refuses to start without it.
 	APIReader client.Reader
 
@@ -98,8 +100,8 @@ type CustomPodReconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile makes the pods of a CustomPod match spec.replicas: it creates the
-// missing pods from spec.template, deletes the surplus (newest first) and then records
-// what it found in the status.
+// missing pods from spec.template, deletes the surplus (the highest ordinal
+// first) and then records what it found in the status.
 //
 // custompods/finalizers is granted because SetControllerReference sets
 // blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement admission
@@ -124,112 +126,180 @@ func (r *CustomPodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		desired = *cp.Spec.Replicas
 	}
 
-	pods, err := r.activePods(ctx, &cp)
+	// Pod i is named <CustomPod>-<i>, as a StatefulSet names its pods. The
+	// pods are read from the cache, which lags behind this controller's own
+	// writes; with a name, a pod created twice is refused the second time
+	// (AlreadyExists) instead of made twice, and a pod deleted twice is
+	// NotFound. So a stale cache costs a refused request, never a pod too many.
+	pods, err := r.ownedPods(ctx, &cp)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	active, missing, surplus := sortPods(&cp, pods, desired)
 
-	var scaleErr error
-	if diff := int(desired) - len(pods); diff > 0 {
-		pods, scaleErr = r.scaleUp(ctx, &cp, pods, diff)
-	} else if diff < 0 {
-		pods, scaleErr = r.scaleDown(ctx, &cp, pods, -diff)
+	active, scaleErr := r.createPods(ctx, &cp, active, missing)
+	if scaleErr == nil {
+		scaleErr = r.deletePods(ctx, &cp, surplus)
 	}
 
-	if err := r.updateStatus(ctx, &cp, desired, pods, scaleErr); err != nil {
+	if err := r.updateStatus(ctx, &cp, desired, active, scaleErr); err != nil {
 		return ctrl.Result{}, err
 	}
 	// A failed create or delete is retried with backoff.
 	return ctrl.Result{}, scaleErr
 }
 
-// activePods returns the pods this CustomPod controls that count towards
-// spec.replicas: not being deleted and not finished. Pods that only carry the
-// label (say, left over from an earlier CustomPod of the same name) are not
-// adopted.
-func (r *CustomPodReconciler) activePods(ctx context.Context, cp *zhhnzwv2.CustomPod) ([]corev1.Pod, error) {
+// ownedPods returns the pods cp controls, from the cache. Pods that only carry
+// the label (say, left over from an earlier CustomPod of the same name) are
+// not adopted.
+func (r *CustomPodReconciler) ownedPods(ctx context.Context, cp *zhhnzwv2.CustomPod) ([]corev1.Pod, error) {
 	var list corev1.PodList
-	if err := r.APIReader.List(ctx, &list,
+	if err := r.List(ctx, &list,
 		client.InNamespace(cp.Namespace),
 		client.MatchingLabels{CustomPodLabel: cp.Name},
 	); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
-	pods := make([]corev1.Pod, 0, len(list.Items))
+	var pods []corev1.Pod
 	for _, pod := range list.Items {
-		if !pod.DeletionTimestamp.IsZero() || !metav1.IsControlledBy(&pod, cp) {
-			continue
+		if metav1.IsControlledBy(&pod, cp) {
+			pods = append(pods, pod)
 		}
-		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		pods = append(pods, pod)
 	}
 	return pods, nil
 }
 
-// scaleUp creates n pods, each a new object with a generated name, and
-// returns pods with the new ones added.
-func (r *CustomPodReconciler) scaleUp(ctx context.Context, cp *zhhnzwv2.CustomPod, pods []corev1.Pod, n int) ([]corev1.Pod, error) {
-	log := logf.FromContext(ctx)
-	for range n {
-		pod, err := r.newPod(cp)
-		if err != nil {
-			return pods, err
+// sortPods sorts cp's pods into the active ones, which count towards
+// spec.replicas; the names of the pods to create, ordinals 0 to desired-1
+// that no pod holds; and the pods to delete, in deleteRank's order: pods
+// beyond desired, pods whose name has no ordinal, and finished pods, whose
+// names a replacement needs. A terminating pod holds its name until it is
+// gone: its replacement is created then.
+func sortPods(cp *zhhnzwv2.CustomPod, pods []corev1.Pod, desired int32) (active []corev1.Pod, missing []string, surplus []corev1.Pod) {
+	held := map[string]bool{}
+	for _, pod := range pods {
+		held[pod.Name] = true
+		i := ordinal(cp, pod.Name)
+		switch {
+		case !pod.DeletionTimestamp.IsZero():
+		case i < 0 || i >= int(desired),
+			pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+			surplus = append(surplus, pod)
+		default:
+			active = append(active, pod)
 		}
-		if err := r.Create(ctx, pod, client.FieldOwner(ControllerName)); err != nil {
+	}
+	for i := range int(desired) {
+		if name := podName(cp, i); !held[name] {
+			missing = append(missing, name)
+		}
+	}
+	sort.Slice(surplus, func(i, j int) bool {
+		return deleteRank(cp, surplus[i].Name) > deleteRank(cp, surplus[j].Name)
+	})
+	return active, missing, surplus
+}
+
+// podName is the name of cp's pod with ordinal i.
+func podName(cp *zhhnzwv2.CustomPod, i int) string {
+	return cp.Name + "-" + strconv.Itoa(i)
+}
+
+// deleteRank orders the pods to delete, the highest rank first: names without
+// an ordinal (made by another version of this controller, say), then the
+// highest ordinal.
+func deleteRank(cp *zhhnzwv2.CustomPod, name string) int {
+	if i := ordinal(cp, name); i >= 0 {
+		return i
+	}
+	return math.MaxInt
+}
+
+// ordinal is i for a pod named podName(cp, i), and -1 for any other name.
+func ordinal(cp *zhhnzwv2.CustomPod, name string) int {
+	suffix, ok := strings.CutPrefix(name, cp.Name+"-")
+	if !ok {
+		return -1
+	}
+	i, err := strconv.Atoi(suffix)
+	if err != nil || i < 0 || strconv.Itoa(i) != suffix {
+		return -1
+	}
+	return i
+}
+
+// createPods creates the named pods and returns active with the new ones
+// added.
+func (r *CustomPodReconciler) createPods(ctx context.Context, cp *zhhnzwv2.CustomPod, active []corev1.Pod, names []string) ([]corev1.Pod, error) {
+	log := logf.FromContext(ctx)
+	for _, name := range names {
+		pod, err := r.newPod(cp, name)
+		if err != nil {
+			return active, err
+		}
+		err = r.Create(ctx, pod, client.FieldOwner(ControllerName))
+		if apierrors.IsAlreadyExists(err) {
+			// The cache has not seen the pod yet, or the name is taken by a
+			// pod this controller does not cache. The API server knows which.
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+				return active, fmt.Errorf("reading pod %s: %w", name, err)
+			}
+			if !metav1.IsControlledBy(pod, cp) {
+				err := fmt.Errorf("creating pod %s: the name is taken by a pod this CustomPod does not control", name)
+				r.event(cp, pod, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
+				return active, err
+			}
+			log.V(1).Info("Pod already exists: the cache is behind", "pod", name)
+			if pod.DeletionTimestamp.IsZero() {
+				active = append(active, *pod)
+			}
+			continue
+		}
+		if err != nil {
 			r.event(cp, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
-			return pods, fmt.Errorf("creating pod: %w", err)
+			return active, fmt.Errorf("creating pod: %w", err)
 		}
 		log.Info("Created pod", "pod", pod.Name)
 		r.event(cp, pod, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "Created pod: %s", pod.Name)
-		pods = append(pods, *pod)
+		active = append(active, *pod)
 	}
-	return pods, nil
+	return active, nil
 }
 
-// scaleDown deletes n pods, the newest first as a ReplicaSet does (the oldest
-// have proven they run), breaking creation-time ties by name so that the
-// choice is deterministic. It returns the pods that are left.
-func (r *CustomPodReconciler) scaleDown(ctx context.Context, cp *zhhnzwv2.CustomPod, pods []corev1.Pod, n int) ([]corev1.Pod, error) {
+// deletePods deletes the pods, in order.
+func (r *CustomPodReconciler) deletePods(ctx context.Context, cp *zhhnzwv2.CustomPod, pods []corev1.Pod) error {
 	log := logf.FromContext(ctx)
-	sort.Slice(pods, func(i, j int) bool {
-		ti, tj := pods[i].CreationTimestamp, pods[j].CreationTimestamp
-		if !ti.Equal(&tj) {
-			return tj.Before(&ti)
-		}
-		return pods[i].Name > pods[j].Name
-	})
-	for deleted := range n {
-		pod := &pods[deleted]
+	for i := range pods {
+		pod := &pods[i]
 		err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
 		if apierrors.IsNotFound(err) {
-			// Someone else deleted it: gone, as wanted, but not by this
-			// controller, so no "Deleted pod" log line or event.
+			// Deleted already, by this controller from a stale cache or by
+			// someone else: gone, as wanted, so no "Deleted pod" log line or
+			// event.
 			log.V(1).Info("Pod already gone", "pod", pod.Name)
 			continue
 		}
 		if err != nil {
 			r.event(cp, pod, corev1.EventTypeWarning, ReasonFailedDelete, "Delete", "Error deleting pod %s: %v", pod.Name, err)
-			return pods[deleted:], fmt.Errorf("deleting pod %s: %w", pod.Name, err)
+			return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 		}
 		log.Info("Deleted pod", "pod", pod.Name)
 		r.event(cp, pod, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "Deleted pod: %s", pod.Name)
 	}
-	return pods[n:], nil
+	return nil
 }
 
-// newPod builds one pod owned by cp, running cp's spec.template. The
+// newPod builds the pod called name, owned by cp, running cp's spec.template. The
 // controller reads v2, the stored version: a v1 CustomPod reaches it
 // converted, with v1's template (busybox:1.36, sleep 3600). A template
 // changed later applies to the pods made after it, as a ReplicaSet's does:
 // the pods already running are not replaced.
-func (r *CustomPodReconciler) newPod(cp *zhhnzwv2.CustomPod) (*corev1.Pod, error) {
+func (r *CustomPodReconciler) newPod(cp *zhhnzwv2.CustomPod, name string) (*corev1.Pod, error) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: cp.Name + "-",
-			Namespace:    cp.Namespace,
-			Labels:       map[string]string{CustomPodLabel: cp.Name, ManagedByLabel: ControllerName},
+			Name:      name,
+			Namespace: cp.Namespace,
+			Labels:    map[string]string{CustomPodLabel: cp.Name, ManagedByLabel: ControllerName},
 		},
 		Spec: corev1.PodSpec{
 			// What the "restricted" Pod Security Standard asks, so that a
@@ -336,14 +406,15 @@ func (r *CustomPodReconciler) event(cp *zhhnzwv2.CustomPod, related runtime.Obje
 // SetupWithManager sets up the controller with the Manager.
 func (r *CustomPodReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
-		// Counting pods from the cache, which lags behind this controller's
-		// own writes, would create or delete one pod too many.
-		return errors.New("CustomPodReconciler needs APIReader (mgr.GetAPIReader()): it lists pods from the API server, not from the cache")
+		// Without it, a pod name taken by someone else's pod could not be
+		// told from a pod the cache has not seen yet.
+		return errors.New("CustomPodReconciler needs APIReader (mgr.GetAPIReader()): it reads a pod from the API server when a create says the name is taken")
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&zhhnzwv2.CustomPod{}).
 		// Any change to a pod this controller owns (kubectl delete pod, a pod
-		// that fails) requeues its CustomPod, so that it is replaced at once.
+		// that fails) requeues its CustomPod, so that it is replaced as soon
+		// as its name is free.
 		Owns(&corev1.Pod{}).
 		Named("custompod").
 		Complete(r)

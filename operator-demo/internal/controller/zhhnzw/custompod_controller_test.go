@@ -77,7 +77,7 @@ var _ = Describe("CustomPod Controller", func() {
 			cp := getCustomPod(typeNamespacedName)
 			pod := activePods(typeNamespacedName)[0]
 
-			Expect(pod.Name).To(HavePrefix(resourceName + "-"))
+			Expect(pod.Name).To(Equal(resourceName + "-0"))
 			Expect(pod.Labels).To(HaveKeyWithValue(CustomPodLabel, resourceName))
 			Expect(pod.Spec.Containers).To(HaveLen(1))
 			Expect(pod.Spec.Containers[0].Name).To(Equal("busybox"))
@@ -110,14 +110,17 @@ var _ = Describe("CustomPod Controller", func() {
 			expectReadiness(typeNamespacedName, 2, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 2 pods ready")
 		})
 
-		It("should scale 1 -> 3 -> 1 and list the pods in the status", func() {
+		It("should scale 1 -> 3 -> 1, name the pods by ordinal and list them in the status", func() {
 			setReplicas(typeNamespacedName, 3)
 			expectPodCount(typeNamespacedName, 3)
 			expectStatusMatchesPods(typeNamespacedName)
+			Expect(podNames(activePods(typeNamespacedName))).To(Equal([]string{resourceName + "-0", resourceName + "-1", resourceName + "-2"}))
 
+			By("deleting the highest ordinals")
 			setReplicas(typeNamespacedName, 1)
 			expectPodCount(typeNamespacedName, 1)
 			expectStatusMatchesPods(typeNamespacedName)
+			Expect(podNames(activePods(typeNamespacedName))).To(Equal([]string{resourceName + "-0"}))
 
 			By("not creating or deleting anything once the count is right")
 			Consistently(func() int { return len(activePods(typeNamespacedName)) }, 2*time.Second).Should(Equal(1))
@@ -140,20 +143,42 @@ var _ = Describe("CustomPod Controller", func() {
 			}).Should(Succeed())
 		})
 
-		It("should replace a deleted pod", func() {
+		It("should replace a deleted pod, under the same name", func() {
 			old := activePods(typeNamespacedName)[0]
 			// The pod is not bound to a node, so the API server removes it at once.
 			Expect(k8sClient.Delete(ctx, &old)).To(Succeed())
-
-			Eventually(func(g Gomega) {
-				pods := activePods(typeNamespacedName)
-				g.Expect(pods).To(HaveLen(1))
-				g.Expect(pods[0].Name).NotTo(Equal(old.Name))
-			}).Should(Succeed())
+			expectReplaced(typeNamespacedName, old)
 			expectStatusMatchesPods(typeNamespacedName)
 		})
 
-		It("should not count a pod that is being deleted", func() {
+		It("should delete a finished pod and replace it", func() {
+			old := activePods(typeNamespacedName)[0]
+			old.Status.Phase = corev1.PodFailed
+			Expect(k8sClient.Status().Update(ctx, &old)).To(Succeed())
+			expectReplaced(typeNamespacedName, old)
+			expectStatusMatchesPods(typeNamespacedName)
+		})
+
+		It("should report a pod name taken by a pod it does not control, and recover once it is free", func() {
+			By("creating a pod called " + resourceName + "-1 that no CustomPod controls")
+			squatter := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: resourceName + "-1", Namespace: typeNamespacedName.Namespace},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox:1.36"}}},
+			}
+			Expect(k8sClient.Create(ctx, squatter)).To(Succeed())
+
+			setReplicas(typeNamespacedName, 2)
+			expectCondition(typeNamespacedName, metav1.ConditionFalse, ReasonScaleFailed)
+			cond := meta.FindStatusCondition(getCustomPod(typeNamespacedName).Status.Conditions, ConditionReady)
+			Expect(cond.Message).To(Equal("creating pod " + resourceName + "-1: the name is taken by a pod this CustomPod does not control"))
+
+			By("deleting that pod: the retried create succeeds")
+			Expect(k8sClient.Delete(ctx, squatter)).To(Succeed())
+			expectPodCount(typeNamespacedName, 2)
+			expectStatusMatchesPods(typeNamespacedName)
+		})
+
+		It("should not count a pod that is being deleted, and replace it once it is gone", func() {
 			old := activePods(typeNamespacedName)[0]
 			By("holding the pod in Terminating with a finalizer")
 			const hold = "test.zhhnzw.mock.com/hold"
@@ -170,13 +195,19 @@ var _ = Describe("CustomPod Controller", func() {
 				}
 			})
 
-			Eventually(func(g Gomega) {
-				pods := activePods(typeNamespacedName)
-				g.Expect(pods).To(HaveLen(1))
-				g.Expect(pods[0].Name).NotTo(Equal(old.Name))
-			}).Should(Succeed())
+			expectReadiness(typeNamespacedName, 0, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 1 pods ready")
+
+			By("waiting for the name: no second pod while the first is terminating")
+			Consistently(func() int { return len(podNames(allPods(typeNamespacedName))) }, time.Second).Should(Equal(1))
+
+			By("letting the pod go: its replacement takes the name")
+			var pod corev1.Pod
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(&old), &pod)).To(Succeed())
+			patch = client.MergeFrom(pod.DeepCopy())
+			pod.Finalizers = nil
+			Expect(k8sClient.Patch(ctx, &pod, patch)).To(Succeed())
+			expectReplaced(typeNamespacedName, old)
 			expectStatusMatchesPods(typeNamespacedName)
-			Expect(getCustomPod(typeNamespacedName).Status.PodNames).NotTo(ContainElement(old.Name))
 		})
 
 		It("should report Ready=False while pods cannot be created, then recover", func() {
@@ -317,12 +348,34 @@ var _ = Describe("CustomPod Controller", func() {
 			cp := &zhhnzwv2.CustomPod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: newNamespace(ctx)},
 				Spec: zhhnzwv2.CustomPodSpec{Template: busybox}}
 			Expect(k8sClient.Create(ctx, cp)).To(Succeed())
-			gone := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone-x", Namespace: cp.Namespace, UID: "gone-uid"}}
+			gone := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone-1", Namespace: cp.Namespace, UID: "gone-uid"}}
 
-			left, err := r.scaleDown(ctx, cp, []corev1.Pod{gone}, 1)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(left).To(BeEmpty())
+			Expect(r.deletePods(ctx, cp, []corev1.Pod{gone})).To(Succeed())
 			Expect(recorder.Events).To(BeEmpty())
+		})
+	})
+
+	Context("When the cache is behind the controller's own creates", func() {
+		It("should count the pods the API server already holds, and create none twice", func() {
+			key := types.NamespacedName{Name: "stale", Namespace: newNamespace(ctx)}
+			Expect(k8sClient.Create(ctx, &zhhnzwv2.CustomPod{
+				ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
+				Spec:       zhhnzwv2.CustomPodSpec{Replicas: ptr.To[int32](2), Template: busybox},
+			})).To(Succeed())
+			expectPodCount(key, 2)
+			before := activePods(key)
+
+			By("reconciling with a cache that holds none of the pods yet")
+			recorder := events.NewFakeRecorder(10)
+			r := &CustomPodReconciler{Client: podlessCache{k8sClient}, Scheme: k8sClient.Scheme(), APIReader: k8sClient, Recorder: recorder}
+			_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key})
+			Expect(err).NotTo(HaveOccurred())
+
+			Expect(recorder.Events).To(BeEmpty())
+			Expect(activePods(key)).To(Equal(before))
+			cp := getCustomPod(key)
+			Expect(cp.Status.Replicas).To(Equal(int32(2)))
+			Expect(cp.Status.PodNames).To(Equal(podNames(before)))
 		})
 	})
 
@@ -391,6 +444,38 @@ func activePods(key types.NamespacedName) []corev1.Pod {
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	return pods
+}
+
+// podlessCache is a client whose pod lists come back empty, as from a cache
+// that has not yet seen the pods.
+type podlessCache struct{ client.Client }
+
+func (c podlessCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*corev1.PodList); ok {
+		return nil
+	}
+	return c.Client.List(ctx, list, opts...)
+}
+
+// allPods lists the pods of the CustomPod key, terminating ones too.
+func allPods(key types.NamespacedName) []corev1.Pod {
+	var list corev1.PodList
+	ExpectWithOffset(1, k8sClient.List(ctx, &list,
+		client.InNamespace(key.Namespace),
+		client.MatchingLabels{CustomPodLabel: key.Name},
+	)).To(Succeed())
+	return list.Items
+}
+
+// expectReplaced waits for a new pod under old's name: same name, new UID.
+func expectReplaced(key types.NamespacedName, old corev1.Pod) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		var pod corev1.Pod
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Name: old.Name, Namespace: key.Namespace}, &pod)).To(Succeed())
+		g.Expect(pod.UID).NotTo(Equal(old.UID))
+		g.Expect(pod.DeletionTimestamp).To(BeNil())
+		g.Expect(pod.Status.Phase).NotTo(Equal(corev1.PodFailed))
+	}).Should(Succeed())
 }
 
 // setPodReady sets the pod's Ready condition, as the kubelet does.
