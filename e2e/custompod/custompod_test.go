@@ -26,6 +26,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/k8s-demo/e2e/harness"
@@ -263,18 +264,36 @@ func testScale(h *harness.H, impl implementation) harness.Controller {
 
 	// Scale up through the scale subresource, as `kubectl scale` does.
 	h.Kubectl("scale", "custompod/"+name, "--replicas=3")
-	waitForPods(h, name, 3)
+	if got, want := waitForPods(h, name, 3), []string{name + "-0", name + "-1", name + "-2"}; !slices.Equal(got, want) {
+		h.Errorf("pods %v, want %v: pod i is named <CustomPod>-<i>", got, want)
+	}
 
-	// And down again, editing the spec as the articles do.
+	// And down again, editing the spec as the articles do: the highest
+	// ordinals go.
 	h.Kubectl("patch", "custompod", name, "--type=merge", "-p", `{"spec":{"replicas":1}}`)
 	survivors := waitForPods(h, name, 1)
-
-	// A deleted pod is replaced: the controller watches the pods it owns.
-	h.Kubectl("delete", "pod", survivors[0], "--wait=false")
-	replaced := waitForPods(h, name, 1)
-	if replaced[0] == survivors[0] {
-		h.Fatalf("pod %s was not replaced", survivors[0])
+	if want := []string{name + "-0"}; !slices.Equal(survivors, want) {
+		h.Errorf("after scaling down, pods %v, want %v", survivors, want)
 	}
+
+	// A deleted pod is replaced under its name, once the old one has gone:
+	// the controller watches the pods it owns.
+	old, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(h.Ctx, survivors[0], metav1.GetOptions{})
+	if err != nil {
+		h.Fatal(err)
+	}
+	h.Kubectl("delete", "pod", old.Name, "--wait=false")
+	h.WaitFor("pod "+old.Name+" to be replaced: the same name, a new UID", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		pod, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(ctx, old.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, "gone, not yet replaced", nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		return pod.UID != old.UID, fmt.Sprintf("uid %s (the old one's: %s), deletionTimestamp %v", pod.UID, old.UID, pod.DeletionTimestamp), nil
+	})
+	replaced := waitForPods(h, name, 1)
 
 	out := h.Kubectl("get", "pods")
 	if !strings.Contains(out, replaced[0]) || !strings.Contains(out, "Running") {

@@ -150,6 +150,11 @@ func runController(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("building custompod clientset: %w", err)
 	}
+	// The same settings, but a rate limit of its own (see NewController).
+	eventClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building the events' clientset: %w", err)
+	}
 
 	// Watch only pods that carry the CustomPod label: the controller needs
 	// no others, and a cache of every pod in the cluster costs memory.
@@ -159,7 +164,7 @@ func runController(ctx context.Context, cfg *rest.Config) error {
 	customInformerFactory := informers.NewSharedInformerFactoryWithOptions(customClient, resyncPeriod,
 		informers.WithNamespace(namespace))
 
-	controller := custompod.NewController(ctx, kubeClient, customClient,
+	controller := custompod.NewController(ctx, kubeClient, customClient, eventClient,
 		kubeInformerFactory.Core().V1().Pods(),
 		customInformerFactory.Zhhnzw().V2().CustomPods())
 

@@ -7,6 +7,7 @@ package custompod
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -105,13 +106,18 @@ func NewController(
 	ctx context.Context,
 	kubeclientset kubernetes.Interface,
 	customclientset clientset.Interface,
+	eventclientset kubernetes.Interface,
 	podInformer coreinformers.PodInformer,
 	customPodInformer informers.CustomPodInformer) *Controller {
 	logger := klog.FromContext(ctx)
 
 	eventBroadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	eventBroadcaster.StartStructuredLogging(0)
-	eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeclientset.CoreV1().Events("")})
+	// Events go through a clientset of their own, as kube-scheduler's do: a
+	// clientset has one rate limit (--kube-api-qps) for all its requests, and
+	// an event for every pod would spend the budget of the writes that make
+	// the pods.
+	eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventclientset.CoreV1().Events("")})
 	recorder := eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
 
 	controller := &Controller{
@@ -282,18 +288,34 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 		}
 	}
 
-	var scaleErr error
+	var missing []string
 	for i := range int(desired) {
-		if held[podName(cp, i)] {
-			continue
+		if !held[podName(cp, i)] {
+			missing = append(missing, podName(cp, i))
 		}
-		var pod *corev1.Pod
-		if pod, scaleErr = c.createPod(ctx, cp, podName(cp, i)); scaleErr != nil {
-			break
+	}
+	// Create the missing pods in batches of 1, 2, 4, ..., as a ReplicaSet
+	// does: the pods of a batch are created at once, so that a CustomPod's
+	// pods cost a few round trips rather than one each, and a batch with a
+	// failure ends the scale-up, so that an API server refusing pods (a quota,
+	// an admission policy) is asked once rather than once per pod.
+	var scaleErr error
+	for batch := 1; len(missing) > 0 && scaleErr == nil; batch *= 2 {
+		n := min(batch, len(missing))
+		created := make([]*corev1.Pod, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i, name := range missing[:n] {
+			wg.Go(func() { created[i], errs[i] = c.createPod(ctx, cp, name) })
 		}
-		if pod != nil {
-			pods = append(pods, pod)
+		wg.Wait()
+		for _, pod := range created {
+			if pod != nil {
+				pods = append(pods, pod)
+			}
 		}
+		scaleErr = errors.Join(errs...)
+		missing = missing[n:]
 	}
 	if scaleErr == nil && len(surplus) > 0 {
 		logger.V(2).Info("Scaling down", "pods", len(pods)+len(surplus), "replicas", desired)
@@ -326,8 +348,8 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 	return scaleErr
 }
 
-// createPod creates cp's pod called name. It returns the pod, or nil when a
-// pod of that name is ours but terminating.
+// createPod creates cp's pod called name. It returns the pod, or nil for a
+// pod of that name that is cp's but terminating or finished.
 func (c *Controller) createPod(ctx context.Context, cp *zhhnzwv2.CustomPod, name string) (*corev1.Pod, error) {
 	logger := klog.FromContext(ctx)
 	pods := c.kubeclientset.CoreV1().Pods(cp.Namespace)

@@ -3,6 +3,8 @@ package custompod
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,7 +84,7 @@ func (f *fixture) newController(ctx context.Context) (*Controller, kubeinformers
 
 	i := informers.NewSharedInformerFactory(f.client, 0)
 	k8sI := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
-	c := NewController(ctx, f.kubeclient, f.client, k8sI.Core().V1().Pods(), i.Zhhnzw().V2().CustomPods())
+	c := NewController(ctx, f.kubeclient, f.client, f.kubeclient, k8sI.Core().V1().Pods(), i.Zhhnzw().V2().CustomPods())
 	c.customPodsSynced = alwaysReady
 	c.podsSynced = alwaysReady
 	c.recorder = f.recorder
@@ -115,6 +117,42 @@ func (f *fixture) run(ctx context.Context, cp *zhhnzwv2.CustomPod, wantErr bool)
 	f.checkEvents()
 }
 
+// sortRuns sorts each run of consecutive elements for which key returns ok,
+// by that key. The pods of one batch are created at once: their creates and
+// events come in no fixed order.
+func sortRuns[T any](s []T, key func(T) (string, bool)) {
+	for i := 0; i < len(s); {
+		if _, ok := key(s[i]); !ok {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) {
+			if _, ok := key(s[j]); !ok {
+				break
+			}
+			j++
+		}
+		slices.SortStableFunc(s[i:j], func(a, b T) int {
+			ka, _ := key(a)
+			kb, _ := key(b)
+			return strings.Compare(ka, kb)
+		})
+		i = j
+	}
+}
+
+func podCreateName(a core.Action) (string, bool) {
+	if c, ok := a.(core.CreateAction); ok && c.GetResource() == podsGVR {
+		return c.GetObject().(*corev1.Pod).Name, true
+	}
+	return "", false
+}
+
+func createEvent(e string) (string, bool) {
+	return e, strings.HasPrefix(e, "Normal SuccessfulCreate ")
+}
+
 func (f *fixture) checkEvents() {
 	f.t.Helper()
 	close(f.recorder.Events)
@@ -122,6 +160,7 @@ func (f *fixture) checkEvents() {
 	for e := range f.recorder.Events {
 		got = append(got, e)
 	}
+	sortRuns(got, createEvent)
 	if diff := cmp.Diff(f.events, got); diff != "" {
 		f.t.Errorf("events (-want +got):\n%s", diff)
 	}
@@ -129,6 +168,7 @@ func (f *fixture) checkEvents() {
 
 func checkActions(t *testing.T, client string, expected, actual []core.Action) {
 	t.Helper()
+	sortRuns(actual, podCreateName)
 	for i, action := range actual {
 		if i >= len(expected) {
 			t.Errorf("%s: %d unexpected actions: %+v", client, len(actual)-len(expected), actual[i:])
@@ -479,6 +519,21 @@ func TestCreateErrorSetsReadyFalse(t *testing.T) {
 	f.expectCreateAttempt(cp, "test-1")
 	f.events = append(f.events, "Warning FailedCreate Error creating pod: quota exceeded")
 	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonScaleFailed, "creating pod: quota exceeded", "test-0"))
+	f.run(ctx, cp, true)
+}
+
+// TestFailedCreateEndsTheScaleUp: the first batch is one pod; when it fails,
+// the other four are not tried.
+func TestFailedCreateEndsTheScaleUp(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	f.createErr = errors.New("quota exceeded")
+	cp := newCustomPod("test", ptr.To[int32](5))
+	f.customPods = append(f.customPods, cp)
+
+	f.expectCreateAttempt(cp, "test-0")
+	f.events = append(f.events, "Warning FailedCreate Error creating pod: quota exceeded")
+	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionFalse, ReasonScaleFailed, "creating pod: quota exceeded"))
 	f.run(ctx, cp, true)
 }
 

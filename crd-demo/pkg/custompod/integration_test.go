@@ -314,7 +314,7 @@ func runController(ctx context.Context, t *testing.T, kube kubernetes.Interface,
 	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithNamespace(ns),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelCustomPod }))
 	customInformers := informers.NewSharedInformerFactoryWithOptions(custom, 0, informers.WithNamespace(ns))
-	c := NewController(ctx, kube, custom, kubeInformers.Core().V1().Pods(), customInformers.Zhhnzw().V2().CustomPods())
+	c := NewController(ctx, kube, custom, kube, kubeInformers.Core().V1().Pods(), customInformers.Zhhnzw().V2().CustomPods())
 	kubeInformers.Start(ctx.Done())
 	customInformers.Start(ctx.Done())
 	done := make(chan error)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -97,8 +98,8 @@ func baselineCustomPod(ctx context.Context, dyn dynamic.Interface, kube kubernet
 		return err
 	}
 	var names []any
-	for range 3 {
-		pod, err := kube.CoreV1().Pods(ns).Create(ctx, podFor(cp), metav1.CreateOptions{})
+	for i := range 3 {
+		pod, err := kube.CoreV1().Pods(ns).Create(ctx, podFor(cp, i), metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
@@ -122,13 +123,13 @@ func baselineCustomPod(ctx context.Context, dyn dynamic.Interface, kube kubernet
 	return err
 }
 
-// podFor is the pod the CustomPod controllers make: owned, labelled, busybox,
-// with the restricted security context.
-func podFor(cp *unstructured.Unstructured) *corev1.Pod {
+// podFor is the pod the CustomPod controllers make with ordinal i: named,
+// owned, labelled, busybox, with the restricted security context.
+func podFor(cp *unstructured.Unstructured, i int) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: cp.GetName() + "-",
-			Labels:       map[string]string{"zhhnzw.mock.com/custompod": cp.GetName()},
+			Name:   cp.GetName() + "-" + strconv.Itoa(i),
+			Labels: map[string]string{"zhhnzw.mock.com/custompod": cp.GetName()},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "zhhnzw.mock.com/v2", Kind: "CustomPod", Name: cp.GetName(), UID: cp.GetUID(),
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),

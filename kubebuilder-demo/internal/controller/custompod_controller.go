@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -228,42 +229,68 @@ func ordinal(cp *zhhnzwv2.CustomPod, name string) int {
 	return i
 }
 
-// createPods creates the named pods and returns active with the new ones
-// added.
+// createPods creates the named pods in batches of 1, 2, 4, ..., as a
+// ReplicaSet does: the pods of a batch are created at once, so that a
+// CustomPod's pods cost a few round trips rather than one each, and a batch
+// with a failure ends the scale-up, so that an API server refusing pods (a
+// quota, an admission policy) is asked once rather than once per pod. It
+// returns active with the new pods added.
 func (r *CustomPodReconciler) createPods(ctx context.Context, cp *zhhnzwv2.CustomPod, active []corev1.Pod, names []string) ([]corev1.Pod, error) {
-	log := logf.FromContext(ctx)
-	for _, name := range names {
-		pod, err := r.newPod(cp, name)
-		if err != nil {
-			return active, err
+	for batch := 1; len(names) > 0; batch *= 2 {
+		n := min(batch, len(names))
+		created := make([]*corev1.Pod, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i, name := range names[:n] {
+			wg.Go(func() { created[i], errs[i] = r.createPod(ctx, cp, name) })
 		}
-		err = r.Create(ctx, pod, client.FieldOwner(ControllerName))
-		if apierrors.IsAlreadyExists(err) {
-			// The cache has not seen the pod yet, or the name is taken by a
-			// pod this controller does not cache. The API server knows which.
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
-				return active, fmt.Errorf("reading pod %s: %w", name, err)
-			}
-			if !metav1.IsControlledBy(pod, cp) {
-				err := fmt.Errorf("creating pod %s: the name is taken by a pod this CustomPod does not control", name)
-				r.event(cp, pod, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
-				return active, err
-			}
-			log.V(1).Info("Pod already exists: the cache is behind", "pod", name)
-			if pod.DeletionTimestamp.IsZero() {
+		wg.Wait()
+		for _, pod := range created {
+			if pod != nil {
 				active = append(active, *pod)
 			}
-			continue
 		}
-		if err != nil {
-			r.event(cp, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
-			return active, fmt.Errorf("creating pod: %w", err)
+		if err := errors.Join(errs...); err != nil {
+			return active, err
 		}
-		log.Info("Created pod", "pod", pod.Name)
-		r.event(cp, pod, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "Created pod: %s", pod.Name)
-		active = append(active, *pod)
+		names = names[n:]
 	}
 	return active, nil
+}
+
+// createPod creates cp's pod called name. It returns the pod, or nil for a
+// pod of that name that is cp's but terminating or finished.
+func (r *CustomPodReconciler) createPod(ctx context.Context, cp *zhhnzwv2.CustomPod, name string) (*corev1.Pod, error) {
+	log := logf.FromContext(ctx)
+	pod, err := r.newPod(cp, name)
+	if err != nil {
+		return nil, err
+	}
+	err = r.Create(ctx, pod, client.FieldOwner(ControllerName))
+	if apierrors.IsAlreadyExists(err) {
+		// The cache has not seen the pod yet, or the name is taken by a pod
+		// this controller does not cache. The API server knows which.
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return nil, fmt.Errorf("reading pod %s: %w", name, err)
+		}
+		if !metav1.IsControlledBy(pod, cp) {
+			err := fmt.Errorf("creating pod %s: the name is taken by a pod this CustomPod does not control", name)
+			r.event(cp, pod, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
+			return nil, err
+		}
+		log.V(1).Info("Pod already exists: the cache is behind", "pod", name)
+		if !pod.DeletionTimestamp.IsZero() || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			return nil, nil
+		}
+		return pod, nil
+	}
+	if err != nil {
+		r.event(cp, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
+		return nil, fmt.Errorf("creating pod: %w", err)
+	}
+	log.Info("Created pod", "pod", pod.Name)
+	r.event(cp, pod, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "Created pod: %s", pod.Name)
+	return pod, nil
 }
 
 // deletePods deletes the pods, in order.
