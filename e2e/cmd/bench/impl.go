@@ -130,7 +130,7 @@ type implementation struct {
 
 // The answers to the stale cache, as the tables name them.
 const (
-	liveList     = "live list"
+	podNames     = "pod names"
 	expectations = "expectations"
 )
 
@@ -197,10 +197,10 @@ var implementations = []implementation{
 			return append([]string{"--kubeconfig=" + kc, "--namespace=" + ns, "--workers=" + strconv.Itoa(workers)}, q.flags()...)
 		},
 		defaultQPS: clientGoDefault,
-		staleCache: liveList,
+		staleCache: podNames,
 	},
-	controllerRuntimeImpl("kubebuilder", "kubebuilder-demo", customPods, liveList),
-	controllerRuntimeImpl("operator-sdk", "operator-demo", customPods, liveList),
+	controllerRuntimeImpl("kubebuilder", "kubebuilder-demo", customPods, podNames),
+	controllerRuntimeImpl("operator-sdk", "operator-demo", customPods, podNames),
 	// operator-demo's PodSet: the same pods from another controller of the
 	// same manager, which answers the stale cache with expectations.
 	controllerRuntimeImpl("PodSet (operator-sdk)", "operator-demo", podSets, expectations),
