@@ -69,7 +69,18 @@ echo ">> docs: excerpts match their sources"
 # operator-sdk adds may differ.
 if [ -f "$ROOT/kubebuilder-demo/go.mod" ] && [ -f "$ROOT/operator-demo/go.mod" ]; then
   echo ">> CustomPod is the same in kubebuilder-demo and operator-demo"
-  "$ROOT/scripts/compare-scaffolds.sh" >/dev/null || { echo "scripts/compare-scaffolds.sh: the CustomPod API or controller differs (run it to see how)" >&2; rc=1; }
+  # make test runs this beside the e2e suites, whose `make install` has
+  # controller-gen write the CRDs again in place: a file read while it is
+  # being written differs. A real difference is there on a second look too.
+  if ! "$ROOT/scripts/compare-scaffolds.sh" >/dev/null; then
+    sleep 10
+    if "$ROOT/scripts/compare-scaffolds.sh" >/dev/null; then
+      echo "   (the same on a second look, 10 s later: a file was being rewritten)"
+    else
+      echo "scripts/compare-scaffolds.sh: the CustomPod API or controller differs (run it to see how)" >&2
+      rc=1
+    fi
+  fi
 fi
 
 if [ $rc -ne 0 ]; then
