@@ -11,7 +11,9 @@ custompod_walkthrough() {
   shift 3
   kubectl get namespace "$ns" >/dev/null 2>&1 || run "the namespace" kubectl create namespace "$ns"
   background "controller-$ns" "$@" --namespace "$ns"
-  run "the CustomPod to be created" kubectl apply -n "$ns" -f "$sample"
+  # SAMPLE is v1: the API server calls the controller's conversion webhook,
+  # which answers once the controller has started.
+  wait_for "the CustomPod to be created, through the conversion webhook" 60 kubectl apply -n "$ns" -f "$sample"
   custompod_wait "$ns" 1
   say "Scale up, through the scale subresource:"
   run "the scale to be accepted" kubectl scale -n "$ns" custompod/custompod-sample --replicas=3
