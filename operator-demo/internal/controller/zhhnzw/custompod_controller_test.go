@@ -431,13 +431,8 @@ func setReplicas(key types.NamespacedName, n int32) {
 // activePods lists the pods of the CustomPod key that are not being deleted,
 // sorted by name.
 func activePods(key types.NamespacedName) []corev1.Pod {
-	var list corev1.PodList
-	ExpectWithOffset(1, k8sClient.List(ctx, &list,
-		client.InNamespace(key.Namespace),
-		client.MatchingLabels{CustomPodLabel: key.Name},
-	)).To(Succeed())
 	var pods []corev1.Pod
-	for _, pod := range list.Items {
+	for _, pod := range allPods(key) {
 		if pod.DeletionTimestamp.IsZero() {
 			pods = append(pods, pod)
 		}
