@@ -131,8 +131,9 @@ func (k *kwok) Up(ctx context.Context) error {
 	if err := WaitForNodes(ctx, k.Kubeconfig(), k.o.Nodes, 2*time.Minute, k.o.Log); err != nil {
 		return err
 	}
-	// Pods can be created only once the default ServiceAccount exists.
-	if err := WaitForDefaultServiceAccount(ctx, k.Kubeconfig(), time.Minute); err != nil {
+	// Pods can be created only once the default ServiceAccount exists. A
+	// new controller-manager on a busy 2-core machine has taken over a minute.
+	if err := WaitForDefaultServiceAccount(ctx, k.Kubeconfig(), 3*time.Minute); err != nil {
 		return err
 	}
 	progress(k.o.Log, start, "kwok cluster %q is ready; kubeconfig: %s", k.o.Name, k.Kubeconfig())

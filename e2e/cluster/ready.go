@@ -43,6 +43,9 @@ func WaitForReady(ctx context.Context, kubeconfig string, timeout time.Duration,
 		if err == nil {
 			return true, nil
 		}
+		if ctx.Err() != nil {
+			return false, nil // cut short by the deadline: the last answer says more
+		}
 		last = err.Error()
 		if failed := failedChecks(string(body)); failed != "" {
 			last = "failed checks: " + failed
@@ -81,7 +84,9 @@ func WaitForNodes(ctx context.Context, kubeconfig string, want int, timeout time
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
-			last = err.Error()
+			if ctx.Err() == nil { // cut short by the deadline: the last answer says more
+				last = err.Error()
+			}
 			return false, nil
 		}
 		ready := 0
@@ -108,11 +113,13 @@ func WaitForDefaultServiceAccount(ctx context.Context, kubeconfig string, timeou
 	if err != nil {
 		return err
 	}
-	last := ""
+	last := "no answer from the API server yet"
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
 		if err != nil {
-			last = err.Error()
+			if ctx.Err() == nil { // cut short by the deadline: the last answer says more
+				last = err.Error()
+			}
 			return false, nil
 		}
 		return true, nil

@@ -76,8 +76,9 @@ func NewWith(t testing.TB, env *Env) *H {
 	})
 
 	// Pods are refused until the controller-manager has given the namespace
-	// its default ServiceAccount.
-	if err := Wait(ctx, "the default ServiceAccount of "+h.Namespace, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+	// its default ServiceAccount (on a busy 2-core machine, at times over a
+	// minute).
+	if err := Wait(ctx, "the default ServiceAccount of "+h.Namespace, 3*time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		_, err := env.Client.CoreV1().ServiceAccounts(h.Namespace).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, "", err
 	}); err != nil {

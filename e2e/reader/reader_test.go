@@ -341,11 +341,13 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 		}
 		timeout := s.Check.Timeout
 		if timeout == 0 {
-			// A server's block builds it first (make run): on a busy
-			// 2-core machine with a cold cache, over a minute.
-			timeout = 2 * time.Minute
+			// A block may build (make build, make run): beside make
+			// test's other lanes on a 2-core machine with a cold cache,
+			// crd-demo's three binaries took over 2 minutes. The limit
+			// only catches a step that never finishes.
+			timeout = 5 * time.Minute
 			if s.Check.Wait != nil {
-				timeout = 3 * time.Minute
+				timeout = 6 * time.Minute
 			}
 		}
 		var runs *KeepsRunning
