@@ -108,7 +108,7 @@ e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given: c
 
 .PHONY: reader
 reader: tools ## Follow every chapter of docs/ as a reader types it: tmux terminals, bash and zsh, fresh clones (make test runs it).
-	@cd e2e && GOWORK=off go test -tags reader -count=1 -timeout 30m ./reader
+	@cd e2e && GOWORK=off go test -tags reader -count=1 -timeout 45m ./reader
 
 .PHONY: bench
 bench: tools cluster-cli ## Measure the three approaches side by side on a kwok cluster of its own; writes docs/bench.md and docs/bench.png (BENCH_FLAGS=-h lists the options).

@@ -126,7 +126,7 @@ reader() {
   # Its passes run at once, each in a network namespace of its own (Linux),
   # so their fixed ports do not meet the e2e suites'.
   step "reader: every chapter typed into tmux terminals, bash and zsh (e2e/reader)" bash -c \
-    "cd '$ROOT/e2e' && GOWORK=off go test -tags reader -count=1 -timeout 30m ./reader"
+    "cd '$ROOT/e2e' && GOWORK=off go test -tags reader -count=1 -timeout 45m ./reader"
 }
 
 run_tests

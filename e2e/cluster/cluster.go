@@ -71,7 +71,6 @@ const DefaultName = "k8s-demo"
 // Providers lists the valid CLUSTER values.
 var Providers = []string{"kwok", "kind", "existing"}
 
-// New returns the provider called name.
 // ControlPlane is a provider that can stop its cluster's API server and start
 // it again, state kept: what the robustness suite's outage test needs.
 type ControlPlane interface {
@@ -79,6 +78,15 @@ type ControlPlane interface {
 	StartControlPlane(ctx context.Context) error
 }
 
+// Processes is a provider whose cluster's components are processes on this
+// machine (kwok's): the bench reads the CPU time each of them spends.
+type Processes interface {
+	// ProcessIDs names each running component (kube-apiserver, etcd,
+	// kwok-controller, ...) with its process ID.
+	ProcessIDs() map[string]int
+}
+
+// New returns the provider called name.
 func New(name string, o Options) (Provider, error) {
 	if o.Name == "" {
 		o.Name = DefaultName

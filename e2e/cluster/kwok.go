@@ -163,6 +163,9 @@ func (k *kwok) Down(ctx context.Context) error {
 	return nil
 }
 
+// ProcessIDs implements Processes.
+func (k *kwok) ProcessIDs() map[string]int { return k.pids() }
+
 // pids reads the process IDs kwokctl recorded for the cluster's components.
 func (k *kwok) pids() map[string]int {
 	pids := map[string]int{}

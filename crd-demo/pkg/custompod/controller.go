@@ -300,22 +300,33 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 	// failure ends the scale-up, so that an API server refusing pods (a quota,
 	// an admission policy) is asked once rather than once per pod.
 	var scaleErr error
+	var made []string // the pods this sync created, named in one event
 	for batch := 1; len(missing) > 0 && scaleErr == nil; batch *= 2 {
 		n := min(batch, len(missing))
 		created := make([]*corev1.Pod, n)
+		isNew := make([]bool, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		for i, name := range missing[:n] {
-			wg.Go(func() { created[i], errs[i] = c.createPod(ctx, cp, name) })
+			wg.Go(func() { created[i], isNew[i], errs[i] = c.createPod(ctx, cp, name) })
 		}
 		wg.Wait()
-		for _, pod := range created {
+		for i, pod := range created {
 			if pod != nil {
 				pods = append(pods, pod)
+			}
+			if isNew[i] {
+				made = append(made, pod.Name)
 			}
 		}
 		scaleErr = errors.Join(errs...)
 		missing = missing[n:]
+	}
+	// One event for the pods a sync creates, not one per pod as a
+	// ReplicaSet records them: an event is a write like any other, and one
+	// per pod made them the controller's most frequent write (docs/bench.md).
+	if len(made) > 0 {
+		c.recorder.Event(cp, corev1.EventTypeNormal, ReasonSuccessfulCreate, podsNote("Created", made))
 	}
 	if scaleErr == nil && len(surplus) > 0 {
 		logger.V(2).Info("Scaling down", "pods", len(pods)+len(surplus), "replicas", desired)
@@ -323,12 +334,13 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 		slices.SortFunc(surplus, func(a, b *corev1.Pod) int {
 			return cmp.Compare(deleteRank(cp, b.Name), deleteRank(cp, a.Name))
 		})
+		var deleted []string
 		for _, pod := range surplus {
 			err := c.kubeclientset.CoreV1().Pods(cp.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
 			if apierrors.IsNotFound(err) {
 				// Deleted already, by this controller from a stale cache or
 				// by someone else: gone, as wanted, so no "Deleted pod" log
-				// line or event.
+				// line, and not named in the event.
 				logger.V(2).Info("Pod already gone", "pod", klog.KObj(pod))
 			} else if err != nil {
 				c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting pod %s: %v", pod.Name, err)
@@ -336,8 +348,11 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 				break
 			} else {
 				logger.Info("Deleted pod", "pod", klog.KObj(pod))
-				c.recorder.Eventf(cp, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", pod.Name)
+				deleted = append(deleted, pod.Name)
 			}
+		}
+		if len(deleted) > 0 {
+			c.recorder.Event(cp, corev1.EventTypeNormal, ReasonSuccessfulDelete, podsNote("Deleted", deleted))
 		}
 	}
 
@@ -349,35 +364,49 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 }
 
 // createPod creates cp's pod called name. It returns the pod, or nil for a
-// pod of that name that is cp's but terminating or finished.
-func (c *Controller) createPod(ctx context.Context, cp *zhhnzwv2.CustomPod, name string) (*corev1.Pod, error) {
+// pod of that name that is cp's but terminating or finished; isNew says
+// whether this call made it.
+func (c *Controller) createPod(ctx context.Context, cp *zhhnzwv2.CustomPod, name string) (pod *corev1.Pod, isNew bool, err error) {
 	logger := klog.FromContext(ctx)
 	pods := c.kubeclientset.CoreV1().Pods(cp.Namespace)
-	pod, err := pods.Create(ctx, newPod(cp, name), metav1.CreateOptions{FieldManager: fieldManager})
+	pod, err = pods.Create(ctx, newPod(cp, name), metav1.CreateOptions{FieldManager: fieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		// The cache has not seen the pod yet, or the name is taken by a pod
 		// the informer does not hold. The API server knows which.
 		if pod, err = pods.Get(ctx, name, metav1.GetOptions{}); err != nil {
-			return nil, fmt.Errorf("reading pod %s: %w", name, err)
+			return nil, false, fmt.Errorf("reading pod %s: %w", name, err)
 		}
 		if !metav1.IsControlledBy(pod, cp) {
 			err := fmt.Errorf("creating pod %s: the name is taken by a pod this CustomPod does not control", name)
 			c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
-			return nil, err
+			return nil, false, err
 		}
 		logger.V(2).Info("Pod already exists: the cache is behind", "pod", klog.KObj(pod))
 		if pod.DeletionTimestamp != nil || isFinished(pod) {
-			return nil, nil
+			return nil, false, nil
 		}
-		return pod, nil
+		return pod, false, nil
 	}
 	if err != nil {
 		c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
-		return nil, fmt.Errorf("creating pod: %w", err)
+		return nil, false, fmt.Errorf("creating pod: %w", err)
 	}
 	logger.Info("Created pod", "pod", klog.KObj(pod))
-	c.recorder.Eventf(cp, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", pod.Name)
-	return pod, nil
+	return pod, true, nil
+}
+
+// podsNote is an event's note for what a sync did to its pods: "Created pod:
+// test-0", "Created 3 pods: test-0, test-1, test-2". It names at most five,
+// as an event's note is short (1 KB for events.k8s.io).
+func podsNote(done string, names []string) string {
+	if len(names) == 1 {
+		return done + " pod: " + names[0]
+	}
+	shown := strings.Join(names[:min(len(names), 5)], ", ")
+	if len(names) > 5 {
+		shown += fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return fmt.Sprintf("%s %d pods: %s", done, len(names), shown)
 }
 
 // podName is the name of cp's pod with ordinal i.

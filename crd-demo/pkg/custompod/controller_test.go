@@ -149,10 +149,6 @@ func podCreateName(a core.Action) (string, bool) {
 	return "", false
 }
 
-func createEvent(e string) (string, bool) {
-	return e, strings.HasPrefix(e, "Normal SuccessfulCreate ")
-}
-
 func (f *fixture) checkEvents() {
 	f.t.Helper()
 	close(f.recorder.Events)
@@ -160,7 +156,6 @@ func (f *fixture) checkEvents() {
 	for e := range f.recorder.Events {
 		got = append(got, e)
 	}
-	sortRuns(got, createEvent)
 	if diff := cmp.Diff(f.events, got); diff != "" {
 		f.t.Errorf("events (-want +got):\n%s", diff)
 	}
@@ -255,10 +250,13 @@ func withStatus(cp *zhhnzwv2.CustomPod, readyReplicas int32, ready metav1.Condit
 	return cp
 }
 
-// expectCreatePod expects the create of cp's pod name, which succeeds.
-func (f *fixture) expectCreatePod(cp *zhhnzwv2.CustomPod, name string) {
-	f.expectCreateAttempt(cp, name)
-	f.events = append(f.events, "Normal SuccessfulCreate Created pod: "+name)
+// expectCreatePods expects the creates of cp's pods names, which succeed, and
+// one event that names them.
+func (f *fixture) expectCreatePods(cp *zhhnzwv2.CustomPod, names ...string) {
+	for _, name := range names {
+		f.expectCreateAttempt(cp, name)
+	}
+	f.events = append(f.events, "Normal SuccessfulCreate "+podsNote("Created", names))
 }
 
 // expectCreateAttempt expects the create of cp's pod name, with no event.
@@ -270,9 +268,13 @@ func (f *fixture) expectGetPod(cp *zhhnzwv2.CustomPod, name string) {
 	f.kubeactions = append(f.kubeactions, core.NewGetAction(podsGVR, cp.Namespace, name))
 }
 
-func (f *fixture) expectDeletePod(cp *zhhnzwv2.CustomPod, name string) {
-	f.kubeactions = append(f.kubeactions, core.NewDeleteAction(podsGVR, cp.Namespace, name))
-	f.events = append(f.events, "Normal SuccessfulDelete Deleted pod: "+name)
+// expectDeletePods expects the deletes of cp's pods names, in order, and one
+// event that names them.
+func (f *fixture) expectDeletePods(cp *zhhnzwv2.CustomPod, names ...string) {
+	for _, name := range names {
+		f.kubeactions = append(f.kubeactions, core.NewDeleteAction(podsGVR, cp.Namespace, name))
+	}
+	f.events = append(f.events, "Normal SuccessfulDelete "+podsNote("Deleted", names))
 }
 
 func (f *fixture) expectUpdateStatus(cp *zhhnzwv2.CustomPod) {
@@ -325,15 +327,29 @@ func TestPodShape(t *testing.T) {
 	}
 }
 
+// TestPodsNote: one event names a sync's pods, five at most.
+func TestPodsNote(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a-0"}, "Created pod: a-0"},
+		{[]string{"a-0", "a-1", "a-2"}, "Created 3 pods: a-0, a-1, a-2"},
+		{[]string{"a-0", "a-1", "a-2", "a-3", "a-4", "a-5", "a-6"}, "Created 7 pods: a-0, a-1, a-2, a-3, a-4 and 2 more"},
+	} {
+		if got := podsNote("Created", tc.names); got != tc.want {
+			t.Errorf("podsNote(%q) = %q, want %q", tc.names, got, tc.want)
+		}
+	}
+}
+
 func TestScaleUpCreatesPods(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
 	cp := newCustomPod("test", ptr.To[int32](3))
 	f.customPods = append(f.customPods, cp)
 
-	f.expectCreatePod(cp, "test-0")
-	f.expectCreatePod(cp, "test-1")
-	f.expectCreatePod(cp, "test-2")
+	f.expectCreatePods(cp, "test-0", "test-1", "test-2")
 	// New pods are not ready yet: the kubelet has not started them.
 	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 3 pods ready", "test-0", "test-1", "test-2"))
 	f.run(ctx, cp, false)
@@ -345,7 +361,7 @@ func TestDefaultReplicasIsOne(t *testing.T) {
 	cp := newCustomPod("test", nil)
 	f.customPods = append(f.customPods, cp)
 
-	f.expectCreatePod(cp, "test-0")
+	f.expectCreatePods(cp, "test-0")
 	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 1 pods ready", "test-0"))
 	f.run(ctx, cp, false)
 }
@@ -366,9 +382,7 @@ func TestScaleDownDeletesHighestOrdinals(t *testing.T) {
 		ownedPod(cp, "test-2", 1*time.Minute),
 	)
 
-	f.expectDeletePod(cp, "test-x7k2p")
-	f.expectDeletePod(cp, "test-2")
-	f.expectDeletePod(cp, "test-1")
+	f.expectDeletePods(cp, "test-x7k2p", "test-2", "test-1")
 	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionTrue, ReasonPodsReady, "1 of 1 pods ready", "test-0"))
 	f.run(ctx, cp, false)
 }
@@ -380,7 +394,7 @@ func TestScaleToZero(t *testing.T) {
 	f.customPods = append(f.customPods, cp)
 	f.pods = append(f.pods, ownedPod(cp, "test-0", time.Minute))
 
-	f.expectDeletePod(cp, "test-0")
+	f.expectDeletePods(cp, "test-0")
 	f.expectUpdateStatus(withStatus(cp, 0, metav1.ConditionTrue, ReasonPodsReady, "0 of 0 pods ready"))
 	f.run(ctx, cp, false)
 }
@@ -405,8 +419,8 @@ func TestPodsThatDoNotCount(t *testing.T) {
 	foreign.OwnerReferences[0].UID = "another-uid"
 	f.pods = append(f.pods, ownedPod(cp, "test-0", time.Minute), terminating, failed, orphan, foreign)
 
-	f.expectCreatePod(cp, "test-3")
-	f.expectDeletePod(cp, "test-2")
+	f.expectCreatePods(cp, "test-3")
+	f.expectDeletePods(cp, "test-2")
 	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 4 pods ready", "test-0", "test-3"))
 	f.run(ctx, cp, false)
 }
@@ -498,7 +512,7 @@ func TestScaleDownOfAPodAlreadyGone(t *testing.T) {
 	})
 
 	f.kubeactions = append(f.kubeactions, core.NewDeleteAction(podsGVR, cp.Namespace, "test-2")) // no event
-	f.expectDeletePod(cp, "test-1")
+	f.expectDeletePods(cp, "test-1")
 	f.expectUpdateStatus(withStatus(cp, 1, metav1.ConditionTrue, ReasonPodsReady, "1 of 1 pods ready", "test-0"))
 	if err := c.syncHandler(ctx, cache.MetaObjectToName(cp)); err != nil {
 		t.Errorf("error syncing CustomPod: %v", err)

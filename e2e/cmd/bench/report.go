@@ -53,7 +53,7 @@ func spread(lo, hi time.Duration) string {
 const mainLead = "Every controller (and the plain loop) at the same client-side rate limit, QPS/burst "
 
 var mainHeader = []string{"implementation", "stale cache", "N", "converged in", "spread", "× plain loop", "p50", "p99",
-	"API requests", "per object", "writes", "peak RSS", "CPU"}
+	"API requests", "per object", "writes", "peak RSS", "CPU", "cluster CPU"}
 
 func (r report) markdown() string {
 	var b strings.Builder
@@ -61,7 +61,7 @@ func (r report) markdown() string {
 	fmt.Fprintf(&b, "%s%s, each reconciling %d objects at once (crd-demo's `--workers`, the scaffolds' `--max-concurrent-reconciles`, the plain loop's goroutines). ", mainLead, r.Main, r.Workers)
 	fmt.Fprintf(&b, "Each figure is the median of %d runs, taken in turns with the other rows' runs; the spread is the fastest and the slowest run's time to converge:\n\n", r.Repeat)
 	b.WriteString("| " + strings.Join(mainHeader, " | ") + " |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, x := range r.Results {
 		vs := "—"
 		if f := ratio(x, r.Results); f > 0 {
@@ -71,9 +71,9 @@ func (r report) markdown() string {
 		if cache == "" {
 			cache = "—"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %d | %.1f | %d | %.1f MB | %.2f s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %d | %.1f | %d | %.1f MB | %.2f s | %s |\n",
 			x.Impl, cache, x.N, seconds(x.Converge), spread(x.Min, x.Max), vs, seconds(x.P50), seconds(x.P99),
-			x.Requests, float64(x.Requests)/float64(x.N), x.Writes, float64(x.PeakRSS)/1e6, x.CPU.Seconds())
+			x.Requests, float64(x.Requests)/float64(x.N), x.Writes, float64(x.PeakRSS)/1e6, x.CPU.Seconds(), seconds(x.ClusterCPU))
 	}
 	var deletes []summary
 	for _, x := range r.Results {
@@ -90,9 +90,9 @@ func (r report) markdown() string {
 	}
 	if len(r.QPS) > 0 {
 		fmt.Fprintf(&b, "\nThe client-side rate limit's effect, N = %d: each implementation's default (client-go's 5/10, the scaffolds' flags' 20/30), the main table's, and none:\n\n", r.QPSN)
-		b.WriteString("| implementation | QPS/burst | converged in | spread | p99 | API requests |\n|---|--:|--:|--:|--:|--:|\n")
+		b.WriteString("| implementation | QPS/burst | converged in | spread | p99 | API requests | cluster CPU |\n|---|--:|--:|--:|--:|--:|--:|\n")
 		for _, x := range r.QPS {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d |\n", x.Impl, x.QPS, seconds(x.Converge), spread(x.Min, x.Max), seconds(x.P99), x.Requests)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", x.Impl, x.QPS, seconds(x.Converge), spread(x.Min, x.Max), seconds(x.P99), x.Requests, seconds(x.ClusterCPU))
 		}
 	}
 	if len(r.Scales) > 0 {
@@ -109,6 +109,18 @@ func (r report) markdown() string {
 		}
 	}
 	b.WriteString("\nPeak RSS is the process's high-water mark (VmHWM); CPU is its user and system time over the whole run, start-up included.\n")
+	var withCluster []summary
+	for _, x := range r.Results {
+		if x.Cluster != nil {
+			withCluster = append(withCluster, x)
+		}
+	}
+	if len(withCluster) > 0 {
+		b.WriteString("\nCluster CPU is the user and system time the cluster's own processes spent over the same span as the API requests (median); each one's, in the run of median time:\n\n")
+		for _, x := range withCluster {
+			fmt.Fprintf(&b, "- %s, N = %d: %s\n", x.Impl, x.N, clusterCPUString(x.Cluster))
+		}
+	}
 	return b.String()
 }
 

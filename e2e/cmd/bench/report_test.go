@@ -52,10 +52,13 @@ func TestMainTableReadsWhatMarkdownWrites(t *testing.T) {
 func TestSummarizeTakesMedians(t *testing.T) {
 	q := qpsSetting{100, 200}
 	runs := []result{
-		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 120 * time.Second, PeakRSS: 90e6, Requests: requestCounts{"create pods": 3000, "list pods": 2000}},
+		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 120 * time.Second, PeakRSS: 90e6, Requests: requestCounts{"create pods": 3000, "list pods": 2000},
+			Cluster: map[string]time.Duration{"kube-apiserver": 50 * time.Second, "etcd": 20 * time.Second}},
 		{Impl: "plain loop", Kind: "CustomPod", N: 1000, QPS: q, Converge: 100 * time.Second, Requests: requestCounts{"create pods": 3000}},
-		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 100 * time.Second, PeakRSS: 80e6, Requests: requestCounts{"create pods": 3000, "list pods": 1500}},
-		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 200 * time.Second, PeakRSS: 100e6, Requests: requestCounts{"create pods": 3000, "list pods": 1000}},
+		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 100 * time.Second, PeakRSS: 80e6, Requests: requestCounts{"create pods": 3000, "list pods": 1500},
+			Cluster: map[string]time.Duration{"kube-apiserver": 40 * time.Second, "etcd": 10 * time.Second}},
+		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 200 * time.Second, PeakRSS: 100e6, Requests: requestCounts{"create pods": 3000, "list pods": 1000},
+			Cluster: map[string]time.Duration{"kube-apiserver": 90 * time.Second, "etcd": 30 * time.Second}},
 	}
 	got := summarize(runs, implementations)
 	if len(got) != 2 || got[0].Impl != "kubebuilder" || got[1].Impl != "plain loop" {
@@ -70,6 +73,12 @@ func TestSummarizeTakesMedians(t *testing.T) {
 	}
 	if kb.Breakdown["list pods"] != 2000 {
 		t.Errorf("the breakdown should be the median run's (2000 lists), got %v", kb.Breakdown)
+	}
+	if kb.ClusterCPU != 70*time.Second || kb.Cluster["etcd"] != 20*time.Second {
+		t.Errorf("kubebuilder's cluster CPU: median %s, etcd %s in the median run; want 1m10s and 20s", kb.ClusterCPU, kb.Cluster["etcd"])
+	}
+	if got := clusterCPUString(kb.Cluster); got != "kube-apiserver 50.0 s, etcd 20.0 s" {
+		t.Errorf("clusterCPUString: %q, want the busiest first", got)
 	}
 	if f := ratio(kb, got); f != 1.2 {
 		t.Errorf("kubebuilder over the plain loop: %v, want 1.2", f)

@@ -71,6 +71,9 @@ type result struct {
 	PeakRSS  uint64        // bytes
 	CPU      time.Duration // user + system
 	Deleted  time.Duration // Networks only: delete all → all gone from the backend
+	// Cluster is the CPU time each of the cluster's components spent over
+	// the same span as Requests (kwok clusters only).
+	Cluster map[string]time.Duration
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -196,19 +199,43 @@ func (p *process) usage() (rss uint64, cpu time.Duration, err error) {
 			rss = kb * 1024
 		}
 	}
+	cpu, err = procCPU(pid)
+	return rss, cpu, err
+}
+
+// procCPU reads a process's user and system time from /proc.
+func procCPU(pid int) (time.Duration, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	// The fields after the command name's closing parenthesis: state is the
 	// first, utime the 12th and stime the 13th, in clock ticks (100 a second).
 	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	if len(f) < 13 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
 	}
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return rss, time.Duration(ut+st) * 10 * time.Millisecond, nil
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil
+}
+
+// clusterCPU reads the CPU time each of the cluster's components has spent
+// so far: nil for a cluster that is not processes on this machine.
+func (b *bench) clusterCPU() (map[string]time.Duration, error) {
+	p, ok := b.fresh.(cluster.Processes)
+	if !ok {
+		return nil, nil
+	}
+	cpu := map[string]time.Duration{}
+	for name, pid := range p.ProcessIDs() {
+		d, err := procCPU(pid)
+		if err != nil {
+			return nil, fmt.Errorf("the cluster's %s: %w", name, err)
+		}
+		cpu[name] = d
+	}
+	return cpu, nil
 }
 
 // tracker watches the run's objects, as a reader with `kubectl get -w`
@@ -416,6 +443,12 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 
 	var p *process
 	var before map[string]int
+	// What the cluster's components spend is counted over the requests'
+	// span: from just before the first object to the controller gone quiet.
+	clusterBefore, err := b.clusterCPU()
+	if err != nil {
+		return res, err
+	}
 	if im.baseline {
 		self, err := os.Executable()
 		if err != nil {
@@ -447,6 +480,9 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 			return res, fmt.Errorf("waiting for %s to watch %s: %w\n%s", im.name, im.kind.gvr.Resource, err, p.tail())
 		}
 		before = proxy.Snapshot()
+		if clusterBefore, err = b.clusterCPU(); err != nil {
+			return res, err
+		}
 		if err := b.createAll(ctx, im.kind, ns, n); err != nil {
 			return res, err
 		}
@@ -473,6 +509,16 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		}
 	}
 	res.Requests = diffCounts(proxy.Snapshot(), before)
+	clusterAfter, err := b.clusterCPU()
+	if err != nil {
+		return res, err
+	}
+	if clusterAfter != nil {
+		res.Cluster = map[string]time.Duration{}
+		for name, d := range clusterAfter {
+			res.Cluster[name] = d - clusterBefore[name]
+		}
+	}
 	if res.PeakRSS, res.CPU, err = p.usage(); err != nil {
 		return res, fmt.Errorf("reading %s's usage: %w", im.name, err)
 	}
@@ -500,6 +546,9 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		im.name, n, res.Converge.Round(time.Millisecond), res.P50.Round(time.Millisecond), res.P99.Round(time.Millisecond),
 		res.Requests.Total(), res.Requests.Writes(), float64(res.PeakRSS)/1e6, res.CPU)
 	b.logf("    requests: %s", res.Requests)
+	if res.Cluster != nil {
+		b.logf("    the cluster's CPU: %s", clusterCPUString(res.Cluster))
+	}
 	return res, nil
 }
 

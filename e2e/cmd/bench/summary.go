@@ -1,6 +1,9 @@
 package main
 
 import (
+	"cmp"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +30,11 @@ type summary struct {
 	// Breakdown is the request counts of the run whose time was the
 	// median, watches apart.
 	Breakdown requestCounts
+	// ClusterCPU is the median of the CPU time the cluster's components
+	// spent in each run; Cluster, each component's in the run of median
+	// time. Zero and nil where the cluster was not kwok's.
+	ClusterCPU time.Duration
+	Cluster    map[string]time.Duration
 }
 
 // summarize groups runs by implementation, N and rate limit, in the order
@@ -78,8 +86,10 @@ func summarize(runs []result, impls []implementation) []summary {
 		s.Requests = ints(func(r result) int { return r.Requests.Total() })
 		s.Writes = ints(func(r result) int { return r.Requests.Writes() })
 		s.PeakRSS = uint64(ints(func(r result) int { return int(r.PeakRSS) }))
+		s.ClusterCPU = median(durs(func(r result) time.Duration { return sumCPU(r.Cluster) }))
 		for _, r := range rs {
 			if r.Converge == s.Converge {
+				s.Cluster = r.Cluster
 				s.Breakdown = requestCounts{}
 				for k, v := range r.Requests {
 					if !strings.HasPrefix(k, "watch ") {
@@ -116,4 +126,29 @@ func ratio(s summary, all []summary) float64 {
 		return 0
 	}
 	return s.Converge.Seconds() / all[i].Converge.Seconds()
+}
+
+// sumCPU is the CPU time of all the cluster's components.
+func sumCPU(m map[string]time.Duration) time.Duration {
+	var t time.Duration
+	for _, d := range m {
+		t += d
+	}
+	return t
+}
+
+// clusterCPUString lists the components, the busiest first.
+func clusterCPUString(m map[string]time.Duration) string {
+	names := slices.Collect(maps.Keys(m))
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(m[b], m[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.1f s", n, m[n].Seconds())
+	}
+	return strings.Join(parts, ", ")
 }

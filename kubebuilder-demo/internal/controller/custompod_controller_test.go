@@ -341,6 +341,32 @@ var _ = Describe("CustomPod Controller", func() {
 		})
 	})
 
+	Context("When a reconcile creates and deletes pods", func() {
+		It("should record one event naming the pods created, and one naming those deleted", func() {
+			recorder := events.NewFakeRecorder(10)
+			r := &CustomPodReconciler{Client: k8sClient, Scheme: k8sClient.Scheme(), APIReader: k8sClient, Recorder: recorder}
+			// Not stored, so that the manager's own controller leaves its
+			// pods alone: for it, their owner is gone.
+			cp := &zhhnzwv2.CustomPod{ObjectMeta: metav1.ObjectMeta{Name: "ev", Namespace: newNamespace(ctx), UID: "ev-uid"},
+				Spec: zhhnzwv2.CustomPodSpec{Template: busybox}}
+
+			created, err := r.createPods(ctx, cp, nil, []string{"ev-0", "ev-1", "ev-2"})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(podNames(created)).To(Equal([]string{"ev-0", "ev-1", "ev-2"}))
+			Expect(r.deletePods(ctx, cp, []corev1.Pod{created[2], created[1]})).To(Succeed())
+
+			close(recorder.Events)
+			var got []string
+			for e := range recorder.Events {
+				got = append(got, e)
+			}
+			Expect(got).To(Equal([]string{
+				"Normal SuccessfulCreate Created 3 pods: ev-0, ev-1, ev-2",
+				"Normal SuccessfulDelete Deleted 2 pods: ev-2, ev-1",
+			}))
+		})
+	})
+
 	Context("When a pod to delete is already gone", func() {
 		It("should neither log nor record a deletion it did not make", func() {
 			recorder := events.NewFakeRecorder(10)

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -208,10 +209,17 @@ func (r *PodSetReconciler) activePods(ctx context.Context, ps *appsv1alpha1.PodS
 	return pods, nil
 }
 
-// scaleUp creates n pods and returns pods with the new ones added.
+// scaleUp creates n pods and returns pods with the new ones added. One event
+// names the pods it created, as CustomPod's controller records them.
 func (r *PodSetReconciler) scaleUp(ctx context.Context, ps *appsv1alpha1.PodSet, pods []corev1.Pod, n int) ([]corev1.Pod, error) {
 	log := logf.FromContext(ctx)
 	key := client.ObjectKeyFromObject(ps)
+	var made []string
+	defer func() {
+		if len(made) > 0 {
+			r.event(ps, nil, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "%s", podsNote("Created", made))
+		}
+	}()
 	// Expected before the first create: its event may come before it returns.
 	r.expectations().expectCreates(key, n)
 	for i := range n {
@@ -228,7 +236,7 @@ func (r *PodSetReconciler) scaleUp(ctx context.Context, ps *appsv1alpha1.PodSet,
 			return pods, fmt.Errorf("creating pod: %w", err)
 		}
 		log.Info("Created pod", "pod", pod.Name)
-		r.event(ps, pod, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "Created pod: %s", pod.Name)
+		made = append(made, pod.Name)
 		pods = append(pods, *pod)
 	}
 	return pods, nil
@@ -251,6 +259,12 @@ func (r *PodSetReconciler) scaleDown(ctx context.Context, ps *appsv1alpha1.PodSe
 		names[i] = pods[i].Name
 	}
 	r.expectations().expectDeletes(key, names)
+	var gone []string
+	defer func() {
+		if len(gone) > 0 {
+			r.event(ps, nil, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "%s", podsNote("Deleted", gone))
+		}
+	}()
 	for deleted := range n {
 		pod := &pods[deleted]
 		err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
@@ -261,7 +275,8 @@ func (r *PodSetReconciler) scaleDown(ctx context.Context, ps *appsv1alpha1.PodSe
 		}
 		if apierrors.IsNotFound(err) {
 			// Someone else deleted it: gone, as wanted, but not by this
-			// controller, so no "Deleted pod" log line or event.
+			// controller, so no "Deleted pod" log line, and not named in the
+			// event.
 			log.V(1).Info("Pod already gone", "pod", pod.Name)
 			continue
 		}
@@ -273,9 +288,23 @@ func (r *PodSetReconciler) scaleDown(ctx context.Context, ps *appsv1alpha1.PodSe
 			return pods[deleted:], fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 		}
 		log.Info("Deleted pod", "pod", pod.Name)
-		r.event(ps, pod, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "Deleted pod: %s", pod.Name)
+		gone = append(gone, pod.Name)
 	}
 	return pods[n:], nil
+}
+
+// podsNote is an event's note for what a reconcile did to pods: "Created pod:
+// web-x7k2p", "Created 3 pods: web-x7k2p, ...". It names at most five: an
+// events.k8s.io note is at most 1 KB.
+func podsNote(done string, names []string) string {
+	if len(names) == 1 {
+		return done + " pod: " + names[0]
+	}
+	shown := strings.Join(names[:min(len(names), 5)], ", ")
+	if len(names) > 5 {
+		shown += fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return fmt.Sprintf("%s %d pods: %s", done, len(names), shown)
 }
 
 // newPod builds one busybox pod, the article's sleeper, owned by ps.

@@ -86,7 +86,8 @@ type CustomPodReconciler struct {
 	// Required: SetupWithManager refuses to start without it.
 	APIReader client.Reader
 
-	// Recorder emits events.k8s.io/v1 events for every pod created or deleted.
+	// Recorder emits events.k8s.io/v1 events: the pods a reconcile created or
+	// deleted, and what failed.
 	// Optional.
 	Recorder events.EventRecorder
 }
@@ -235,19 +236,33 @@ func ordinal(cp *zhhnzwv2.CustomPod, name string) int {
 // with a failure ends the scale-up, so that an API server refusing pods (a
 // quota, an admission policy) is asked once rather than once per pod. It
 // returns active with the new pods added.
+//
+// One event names the pods it created, not one per pod as a ReplicaSet
+// records them: an event is a write like any other, and one per pod made
+// them this controller's most frequent write (docs/bench.md).
 func (r *CustomPodReconciler) createPods(ctx context.Context, cp *zhhnzwv2.CustomPod, active []corev1.Pod, names []string) ([]corev1.Pod, error) {
+	var made []string
+	defer func() {
+		if len(made) > 0 {
+			r.event(cp, nil, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "%s", podsNote("Created", made))
+		}
+	}()
 	for batch := 1; len(names) > 0; batch *= 2 {
 		n := min(batch, len(names))
 		created := make([]*corev1.Pod, n)
+		isNew := make([]bool, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		for i, name := range names[:n] {
-			wg.Go(func() { created[i], errs[i] = r.createPod(ctx, cp, name) })
+			wg.Go(func() { created[i], isNew[i], errs[i] = r.createPod(ctx, cp, name) })
 		}
 		wg.Wait()
-		for _, pod := range created {
+		for i, pod := range created {
 			if pod != nil {
 				active = append(active, *pod)
+			}
+			if isNew[i] {
+				made = append(made, pod.Name)
 			}
 		}
 		if err := errors.Join(errs...); err != nil {
@@ -259,50 +274,56 @@ func (r *CustomPodReconciler) createPods(ctx context.Context, cp *zhhnzwv2.Custo
 }
 
 // createPod creates cp's pod called name. It returns the pod, or nil for a
-// pod of that name that is cp's but terminating or finished.
-func (r *CustomPodReconciler) createPod(ctx context.Context, cp *zhhnzwv2.CustomPod, name string) (*corev1.Pod, error) {
+// pod of that name that is cp's but terminating or finished; isNew says
+// whether this call made it.
+func (r *CustomPodReconciler) createPod(ctx context.Context, cp *zhhnzwv2.CustomPod, name string) (pod *corev1.Pod, isNew bool, err error) {
 	log := logf.FromContext(ctx)
-	pod, err := r.newPod(cp, name)
-	if err != nil {
-		return nil, err
+	if pod, err = r.newPod(cp, name); err != nil {
+		return nil, false, err
 	}
 	err = r.Create(ctx, pod, client.FieldOwner(ControllerName))
 	if apierrors.IsAlreadyExists(err) {
 		// The cache has not seen the pod yet, or the name is taken by a pod
 		// this controller does not cache. The API server knows which.
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
-			return nil, fmt.Errorf("reading pod %s: %w", name, err)
+			return nil, false, fmt.Errorf("reading pod %s: %w", name, err)
 		}
 		if !metav1.IsControlledBy(pod, cp) {
 			err := fmt.Errorf("creating pod %s: the name is taken by a pod this CustomPod does not control", name)
 			r.event(cp, pod, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
-			return nil, err
+			return nil, false, err
 		}
 		log.V(1).Info("Pod already exists: the cache is behind", "pod", name)
 		if !pod.DeletionTimestamp.IsZero() || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			return nil, nil
+			return nil, false, nil
 		}
-		return pod, nil
+		return pod, false, nil
 	}
 	if err != nil {
 		r.event(cp, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
-		return nil, fmt.Errorf("creating pod: %w", err)
+		return nil, false, fmt.Errorf("creating pod: %w", err)
 	}
 	log.Info("Created pod", "pod", pod.Name)
-	r.event(cp, pod, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "Created pod: %s", pod.Name)
-	return pod, nil
+	return pod, true, nil
 }
 
-// deletePods deletes the pods, in order.
+// deletePods deletes the pods, in order, and names those it deleted in one
+// event.
 func (r *CustomPodReconciler) deletePods(ctx context.Context, cp *zhhnzwv2.CustomPod, pods []corev1.Pod) error {
 	log := logf.FromContext(ctx)
+	var deleted []string
+	defer func() {
+		if len(deleted) > 0 {
+			r.event(cp, nil, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "%s", podsNote("Deleted", deleted))
+		}
+	}()
 	for i := range pods {
 		pod := &pods[i]
 		err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
 		if apierrors.IsNotFound(err) {
 			// Deleted already, by this controller from a stale cache or by
-			// someone else: gone, as wanted, so no "Deleted pod" log line or
-			// event.
+			// someone else: gone, as wanted, so no "Deleted pod" log line, and
+			// not named in the event.
 			log.V(1).Info("Pod already gone", "pod", pod.Name)
 			continue
 		}
@@ -311,9 +332,23 @@ func (r *CustomPodReconciler) deletePods(ctx context.Context, cp *zhhnzwv2.Custo
 			return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 		}
 		log.Info("Deleted pod", "pod", pod.Name)
-		r.event(cp, pod, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "Deleted pod: %s", pod.Name)
+		deleted = append(deleted, pod.Name)
 	}
 	return nil
+}
+
+// podsNote is an event's note for what a reconcile did to pods: "Created pod:
+// sample-0", "Created 3 pods: sample-0, sample-1, sample-2". It names at most
+// five: an events.k8s.io note is at most 1 KB.
+func podsNote(done string, names []string) string {
+	if len(names) == 1 {
+		return done + " pod: " + names[0]
+	}
+	shown := strings.Join(names[:min(len(names), 5)], ", ")
+	if len(names) > 5 {
+		shown += fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return fmt.Sprintf("%s %d pods: %s", done, len(names), shown)
 }
 
 // newPod builds the pod called name, owned by cp, running cp's spec.template. The
