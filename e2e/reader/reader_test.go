@@ -341,13 +341,14 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 		}
 		timeout := s.Check.Timeout
 		if timeout == 0 {
-			// A block may build (make build, make run): beside make
-			// test's other lanes on a 2-core machine with a cold cache,
-			// crd-demo's three binaries took over 2 minutes. The limit
-			// only catches a step that never finishes.
-			timeout = 5 * time.Minute
+			// A block may build or generate (make build, make run, make
+			// verify-codegen): beside make test's other lanes on a 2-core
+			// machine, crd-demo's three binaries took over 2 minutes, and
+			// its code generation over 5. The limit only catches a step
+			// that never finishes.
+			timeout = 10 * time.Minute
 			if s.Check.Wait != nil {
-				timeout = 6 * time.Minute
+				timeout = 11 * time.Minute
 			}
 		}
 		var runs *KeepsRunning
