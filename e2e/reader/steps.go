@@ -20,10 +20,10 @@
 //
 //	<!-- check expect="REGEXP" -->  the output must match
 //	<!-- check fails -->            some command must fail
-//	<!-- check timeout=5m -->       the block's time limit (default 2m)
+//	<!-- check timeout=30s -->      the block's time limit (default 10m)
 //	<!-- check wait="REGEXP" -->    the block keeps running (a server): go on
 //	                                once its output matches (timeout: how long
-//	                                to wait, default 3m)
+//	                                to wait, default 11m)
 //
 // A chapter that leaves a terminal running fails: the text must say to stop it.
 package reader
