@@ -48,19 +48,28 @@ func TestScaleAgainstAPIServer(t *testing.T) {
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	custom := clientset.NewForConfigOrDie(cfg)
 
-	// Count the pod creates and deletes the controller sends: scaling must
-	// make exactly the pods that are missing, never one too many.
-	var creates, deletes atomic.Int32
+	// Count the pods the controller creates and deletes: scaling must make
+	// exactly the pods that are missing, never one too many. A create the
+	// API server refuses with AlreadyExists makes nothing: the controller
+	// sends one when its cache is behind (a pod it just made, not seen yet),
+	// which is how deterministic names keep it from making too many.
+	var creates, deletes, refused atomic.Int32
 	controllerCfg := rest.CopyConfig(cfg)
 	controllerCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			if strings.HasSuffix(req.URL.Path, "/pods") && req.Method == http.MethodPost {
-				creates.Add(1)
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				return resp, err
 			}
-			if strings.Contains(req.URL.Path, "/pods/") && req.Method == http.MethodDelete {
+			switch {
+			case strings.HasSuffix(req.URL.Path, "/pods") && req.Method == http.MethodPost && resp.StatusCode == http.StatusCreated:
+				creates.Add(1)
+			case strings.HasSuffix(req.URL.Path, "/pods") && req.Method == http.MethodPost && resp.StatusCode == http.StatusConflict:
+				refused.Add(1)
+			case strings.Contains(req.URL.Path, "/pods/") && req.Method == http.MethodDelete && (resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusAccepted):
 				deletes.Add(1)
 			}
-			return rt.RoundTrip(req)
+			return resp, err
 		})
 	})
 	controllerKube := kubernetes.NewForConfigOrDie(controllerCfg)
@@ -158,7 +167,7 @@ func TestScaleAgainstAPIServer(t *testing.T) {
 
 	// 3 pods, then 1 replacement; 2 deleted by the scale down.
 	if creates.Load() != 4 || deletes.Load() != 2 {
-		t.Errorf("the controller created %d pods and deleted %d, want 4 and 2", creates.Load(), deletes.Load())
+		t.Errorf("the controller created %d pods and deleted %d, want 4 and 2 (and %d creates refused: the pod existed)", creates.Load(), deletes.Load(), refused.Load())
 	}
 
 	// The CustomPod is deleted. This API server has no garbage collector, so
