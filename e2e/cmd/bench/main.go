@@ -64,6 +64,7 @@ func main() {
 		backendURL  = flag.String("backend-url", "", "Internal, with -baseline.")
 	)
 	flag.Parse()
+	begun := time.Now()
 	if *full {
 		given := map[string]bool{}
 		flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -114,6 +115,12 @@ func main() {
 	if err != nil {
 		fail(2, err)
 	}
+	var omitted []omission
+	for _, im := range implementations {
+		if im.sameAs != "" && !slices.ContainsFunc(impls, func(s implementation) bool { return s.name == im.name }) {
+			omitted = append(omitted, omission{im.name, im.sameAs})
+		}
+	}
 
 	// Find out now, not after the runs, if the results cannot be written.
 	if *mdPath != "" {
@@ -142,7 +149,7 @@ func main() {
 	env := b.environment(ctx)
 	b.logf("%s", env)
 	if err := b.preflight(ctx, impls, ns); err != nil {
-		_ = b.clusterDown(ctx)
+		b.shutdown(ctx)
 		fail(2, err)
 	}
 
@@ -178,9 +185,13 @@ func main() {
 				eta = fmt.Sprintf(", about %s left", (time.Since(started) / time.Duration(k) * time.Duration(len(plan)**repeat-k)).Round(time.Minute))
 			}
 			b.logf("run %d of %d%s", k+1, len(plan)**repeat, eta)
+			b.nextCRDs = nil
+			if k+1 < len(plan)**repeat {
+				b.nextCRDs = plan[(k+1)%len(plan)].im.crds
+			}
 			r, err := b.run(ctx, p.im, p.n, p.q)
 			if err != nil {
-				_ = b.clusterDown(ctx)
+				b.shutdown(ctx)
 				fail(1, err)
 			}
 			runs = append(runs, r)
@@ -210,14 +221,14 @@ func main() {
 			}
 			s, err := b.scale(ctx, im, mainQPS, *rounds)
 			if err != nil {
-				_ = b.clusterDown(ctx)
+				b.shutdown(ctx)
 				fail(1, err)
 			}
 			scales = append(scales, s)
 		}
 	}
 
-	rep := report{Env: env, Main: mainQPS, Workers: *workers, Repeat: *repeat, Results: results, QPS: qpsResults, QPSN: *qpsN, Scales: scales, Took: time.Since(started)}
+	rep := report{Env: env, Main: mainQPS, Workers: *workers, Repeat: *repeat, Results: results, QPS: qpsResults, QPSN: *qpsN, Scales: scales, Omitted: omitted, Took: time.Since(begun)}
 	md := rep.markdown()
 	fmt.Println()
 	fmt.Println(md)
@@ -262,10 +273,13 @@ func selectImpls(only string) ([]implementation, error) {
 	case "all":
 		return implementations, nil
 	case "":
-		// The pods' controllers and their plain loop: what the targets are about.
+		// The pods' controllers and their plain loop, what the targets are
+		// about, each controller's code once: the default run must fit in
+		// 15 minutes, and each implementation costs three runs of over a
+		// minute at N = 1000.
 		var out []implementation
 		for _, im := range implementations {
-			if im.kind.pods > 0 {
+			if im.kind.pods > 0 && im.sameAs == "" {
 				out = append(out, im)
 			}
 		}
@@ -303,6 +317,7 @@ func newBench(timeout time.Duration, fresh bool) (*bench, error) {
 			return nil, err
 		}
 		o.Log = b.log
+		o.Name = freshClusterName
 		o.KubeSchedulerConfig = filepath.Join(root, "e2e", "cmd", "bench", "kube-scheduler.yaml")
 		b.freshOptions = &o
 		p, err := cluster.New("kwok", o)
@@ -343,34 +358,89 @@ func (b *bench) connect(kubeconfig string) error {
 	return nil
 }
 
-// clusterUp, with -cluster=fresh, makes a new kwok cluster, deleting one
-// that a run before left; it does nothing for a cluster that is up, or with
-// -cluster=kubeconfig.
+// clusterUp, with -cluster=fresh, brings up the run's cluster: the one made
+// while the last run finished, or a new one. It does nothing for a cluster
+// that is up, or with -cluster=kubeconfig.
 func (b *bench) clusterUp(ctx context.Context) error {
 	if b.freshOptions == nil || b.fresh != nil {
 		return nil
 	}
 	start := time.Now()
-	b.clusters++
-	o := *b.freshOptions
-	o.Name = fmt.Sprintf("%s-%d", freshClusterName, b.clusters)
-	p, err := cluster.New("kwok", o)
-	if err != nil {
-		return err
-	}
-	if ok, err := p.Exists(ctx); err != nil {
-		return err
-	} else if ok {
-		if err := p.Down(ctx); err != nil {
-			return err
+	if pc := b.next; pc != nil {
+		b.next = nil
+		<-pc.done
+		b.fresh, b.freshCRDs = pc.p, pc.crds
+		if pc.err != nil {
+			return pc.err
 		}
+		b.logf("  a new kwok cluster in %s, %s of them after the last run", pc.took.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
+		return b.connect(b.fresh.Kubeconfig())
 	}
+	b.clusters++
+	p, err := b.newCluster(ctx, b.clusters, nil)
 	b.fresh = p
-	if err := p.Up(ctx); err != nil {
+	if err != nil {
 		return err
 	}
 	b.logf("  a new kwok cluster in %s", time.Since(start).Round(100*time.Millisecond))
 	return b.connect(b.fresh.Kubeconfig())
+}
+
+// newCluster makes the n-th kwok cluster, deleting one of that name a bench
+// before left, and applies crds to it. The provider it returns, even with an
+// error, is for clusterDown.
+func (b *bench) newCluster(ctx context.Context, n int, crds []string) (cluster.Provider, error) {
+	o := *b.freshOptions
+	o.Name = fmt.Sprintf("%s-%d", b.freshOptions.Name, n)
+	p, err := cluster.New("kwok", o)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := p.Exists(ctx); err != nil {
+		return nil, err
+	} else if ok {
+		if err := p.Down(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.Up(ctx); err != nil {
+		return p, err
+	}
+	if len(crds) > 0 {
+		if err := b.kubectlApply(p.Kubeconfig(), crds...); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// pendingCluster is a cluster being made in the background.
+type pendingCluster struct {
+	done chan struct{}
+	p    cluster.Provider
+	crds []string
+	took time.Duration
+	err  error
+}
+
+// prepareNext, with -cluster=fresh and a run to follow, starts making the
+// next run's cluster, with its CRDs, once this run's times are taken: while
+// this run counts its last requests and its cluster is deleted. Making a
+// cluster takes about 7 seconds here, and a run's tail about 5: a run would
+// otherwise wait for both.
+func (b *bench) prepareNext(ctx context.Context) {
+	if b.freshOptions == nil || b.nextCRDs == nil || b.next != nil {
+		return
+	}
+	b.clusters++
+	pc := &pendingCluster{done: make(chan struct{}), crds: b.nextCRDs}
+	b.next = pc
+	go func(n int) {
+		defer close(pc.done)
+		start := time.Now()
+		pc.p, pc.err = b.newCluster(ctx, n, pc.crds)
+		pc.took = time.Since(start)
+	}(b.clusters)
 }
 
 // clusterDown, with -cluster=fresh, deletes the run's cluster: the next run
@@ -380,8 +450,21 @@ func (b *bench) clusterDown(ctx context.Context) error {
 		return nil
 	}
 	p := b.fresh
-	b.fresh, b.cfg, b.dyn, b.kube = nil, nil, nil, nil
+	b.fresh, b.freshCRDs, b.cfg, b.dyn, b.kube = nil, nil, nil, nil, nil
 	return p.Down(context.WithoutCancel(ctx))
+}
+
+// shutdown deletes every cluster the bench made that is still there: the
+// run's, and the next run's if it is being made.
+func (b *bench) shutdown(ctx context.Context) {
+	_ = b.clusterDown(ctx)
+	if pc := b.next; pc != nil {
+		b.next = nil
+		<-pc.done
+		if pc.p != nil {
+			_ = pc.p.Down(context.WithoutCancel(ctx))
+		}
+	}
 }
 
 // environment describes where the figures come from.

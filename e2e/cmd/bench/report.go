@@ -27,8 +27,13 @@ type report struct {
 	QPS     []summary
 	QPSN    int
 	Scales  []scaleResult
+	Omitted []omission
 	Took    time.Duration
 }
+
+// omission is an implementation left out of the run because its controller
+// code is another's.
+type omission struct{ Impl, SameAs string }
 
 func seconds(d time.Duration) string {
 	switch {
@@ -74,6 +79,9 @@ func (r report) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %d | %.1f | %d | %.1f MB | %.2f s | %s |\n",
 			x.Impl, cache, x.N, seconds(x.Converge), spread(x.Min, x.Max), vs, seconds(x.P50), seconds(x.P99),
 			x.Requests, float64(x.Requests)/float64(x.N), x.Writes, float64(x.PeakRSS)/1e6, x.CPU.Seconds(), seconds(x.ClusterCPU))
+	}
+	for _, o := range r.Omitted {
+		fmt.Fprintf(&b, "\nNot in this run: %s, whose CustomPod controller is %s's, byte for byte (`make verify` checks it); `-full`, or `-impl` with its name, runs it.\n", o.Impl, o.SameAs)
 	}
 	var deletes []summary
 	for _, x := range r.Results {

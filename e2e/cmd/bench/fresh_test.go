@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"example.com/k8s-demo/e2e/cluster"
+)
+
+// TestFreshClusterPerRun runs the bench as make bench does, small: a new
+// kwok cluster for each run, the next one made, with its CRDs, while the
+// run before it finishes; each run converges on its own empty cluster, and
+// no cluster is left behind.
+func TestFreshClusterPerRun(t *testing.T) {
+	t.Setenv("CLUSTER_NODES", "1")
+	t.Setenv("CLUSTER_NODE_PODS", "100")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	b, err := newBench(5*time.Minute, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.log = testWriter{t}
+	b.freshOptions.Log = b.log
+	b.freshOptions.Name = "k8s-demo-bench-test"
+	b.workers = 2
+	defer b.shutdown(ctx)
+	exists := func(n string) bool {
+		o := *b.freshOptions
+		o.Name = o.Name + "-" + n
+		p, err := cluster.New("kwok", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, err := p.Exists(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+
+	im := implementations[0] // client-go
+	q := qpsSetting{100, 200}
+	b.nextCRDs = im.crds
+	r, err := b.run(ctx, im, 5, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Requests["create pods"]; got != 15 {
+		t.Errorf("first run: %d pods created, want 15 (%s)", got, r.Requests)
+	}
+	if b.next == nil || b.fresh != nil {
+		t.Fatalf("after the first run: want its cluster deleted and the next one under way; have the run's %v, the next %v", b.fresh, b.next)
+	}
+	if exists("1") {
+		t.Error("the first run's cluster is still there")
+	}
+
+	b.nextCRDs = nil
+	r, err = b.run(ctx, im, 5, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cluster that kept the first run's objects would show them: the
+	// second run's namespace is new, but its CRDs came with the cluster.
+	if got := r.Requests["create pods"]; got != 15 {
+		t.Errorf("second run: %d pods created, want 15 (%s)", got, r.Requests)
+	}
+	if b.clusters != 2 || b.next != nil {
+		t.Errorf("after the last run: %d clusters made, want 2, and none under way (have %v)", b.clusters, b.next)
+	}
+	if exists("2") {
+		t.Error("the last run's cluster is still there")
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
