@@ -26,9 +26,7 @@ die() { printf '  [docker-ci] FAILED: %s\n' "$*" >&2; exit 1; }
 
 daemon_answers() { timeout 5 docker info --format '{{.ServerVersion}}' >/dev/null 2>&1; }
 
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi
-}
+source "$(dirname "$0")/apt.sh"
 
 install_engine() {
   if command -v dockerd >/dev/null; then
@@ -37,8 +35,8 @@ install_engine() {
   fi
   command -v apt-get >/dev/null || die "no dockerd and no apt-get: install a Docker engine by hand"
   say "no dockerd: installing Debian's docker.io (engine, containerd, runc)"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  apt_get update
+  apt_get install -y --no-install-recommends \
     docker.io jq iptables >/dev/null
   say "installed $(dockerd --version)"
 }
@@ -81,7 +79,7 @@ probe_image() {
   docker image inspect "$PROBE_IMAGE" >/dev/null 2>&1 && return
   if ! dpkg -s busybox-static >/dev/null 2>&1; then
     say "installing Debian's busybox-static for a probe image"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq busybox-static >/dev/null
+    apt_get install -y busybox-static >/dev/null
   fi
   local bb=/bin/busybox
   local dir
@@ -101,7 +99,7 @@ privileged_works() {
 
 install_wrapper() {
   say "installing the capability-dropping runtime $WRAPPER"
-  command -v jq >/dev/null || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null
+  command -v jq >/dev/null || apt_get install -y jq >/dev/null
   as_root tee "$WRAPPER" >/dev/null <<'EOF'
 #!/bin/sh
 # runc, minus CAP_SYS_RESOURCE: this sandbox's bounding set lacks it, so a

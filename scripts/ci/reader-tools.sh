@@ -4,9 +4,7 @@
 # packages. A reader
 # installs them as the README says; make never runs this.
 set -euo pipefail
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi
-}
+source "$(dirname "$0")/apt.sh"
 missing=""
 for t in tmux zsh; do
   command -v $t >/dev/null 2>&1 || missing="$missing $t"
@@ -20,6 +18,6 @@ if [ -z "$missing" ]; then
 fi
 command -v apt-get >/dev/null || { echo "no apt-get: install$missing by hand" >&2; exit 1; }
 echo "installing$missing from Debian's packages"
-as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+apt_get update
 # shellcheck disable=SC2086
-as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+apt_get install -y --no-install-recommends $missing
