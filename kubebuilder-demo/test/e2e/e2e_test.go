@@ -305,11 +305,23 @@ var _ = Describe("Manager", Ordered, func() {
 			pods := expectPods(3)
 
 			By("deleting a pod and waiting for its replacement")
+			// Pod i of a CustomPod is <name>-<i>: the replacement has the
+			// deleted pod's name, and a UID of its own.
+			podUID := func(g Gomega) string {
+				cmd := exec.Command("kubectl", "get", "pod", "-n", samplesNamespace, pods[0],
+					"-o", "go-template={{ if not .metadata.deletionTimestamp }}{{ .metadata.uid }}{{ end }}")
+				uid, err := utils.Run(cmd)
+				g.Expect(err).NotTo(HaveOccurred())
+				return uid
+			}
+			oldUID := podUID(Default)
+			Expect(oldUID).NotTo(BeEmpty())
 			cmd = exec.Command("kubectl", "delete", "pod", "-n", samplesNamespace, pods[0], "--wait=false")
 			_, err = utils.Run(cmd)
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(func(g Gomega) {
-				g.Expect(listPods(g)).To(And(HaveLen(3), Not(ContainElement(pods[0]))))
+				g.Expect(listPods(g)).To(HaveLen(3))
+				g.Expect(podUID(g)).To(And(Not(BeEmpty()), Not(Equal(oldUID))))
 			}).Should(Succeed())
 
 			By("scaling back to 1")
