@@ -87,6 +87,10 @@ var _ = Describe("Manager", Ordered, func() {
 		cmd := exec.Command("kubectl", "delete", "pod", "curl-metrics", "-n", namespace)
 		_, _ = utils.Run(cmd)
 
+		By("cleaning up the metrics ClusterRoleBinding")
+		cmd = exec.Command("kubectl", "delete", "clusterrolebinding", metricsRoleBindingName, "--ignore-not-found")
+		_, _ = utils.Run(cmd)
+
 		By("removing the samples namespace")
 		cmd = exec.Command("kubectl", "delete", "ns", samplesNamespace, "--ignore-not-found")
 		_, _ = utils.Run(cmd)
