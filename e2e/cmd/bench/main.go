@@ -49,7 +49,7 @@ func main() {
 		qps         = flag.Float64("qps", 100, "The client-side rate limit every controller gets for the main table (requests per second).")
 		burst       = flag.Int("burst", 200, "The burst above -qps.")
 		qpsN        = flag.Int("qps-n", 0, "N for the table of rate limits (each implementation's default, -qps, none). 0 skips it.")
-		only        = flag.String("impl", "", "Run only these implementations (comma-separated names, as in the table). Default: those of pods and the plain loop; with -full, all.")
+		only        = flag.String("impl", "", "Run only these implementations (comma-separated names, as in the table). Default: the CustomPod controllers, each controller's code once, and their plain loop (the report names the rest, and why); with -full, all.")
 		rounds      = flag.Int("scale-rounds", 0, "Rounds of scale 1 → 3 → 1 per CustomPod controller. 0 skips them.")
 		timeout     = flag.Duration("timeout", 10*time.Minute, "How long one run may take to converge.")
 		otherPods   = flag.Int("other-pods", 0, "Pods of no controller to create in each run's namespace first, as a shared cluster holds: a controller that caches every pod holds these too.")
@@ -111,15 +111,9 @@ func main() {
 	if *repeat < 1 || *workers < 1 {
 		fail(2, fmt.Errorf("-repeat and -workers must be at least 1; got %d and %d", *repeat, *workers))
 	}
-	impls, err := selectImpls(*only)
+	impls, omitted, err := selectImpls(*only)
 	if err != nil {
 		fail(2, err)
-	}
-	var omitted []omission
-	for _, im := range implementations {
-		if im.sameAs != "" && !slices.ContainsFunc(impls, func(s implementation) bool { return s.name == im.name }) {
-			omitted = append(omitted, omission{im.name, im.sameAs})
-		}
 	}
 
 	// Find out now, not after the runs, if the results cannot be written.
@@ -268,22 +262,24 @@ func parseSizes(s string) ([]int, error) {
 // fullSizes are -full's N.
 const fullSizes = "10,100,1000"
 
-func selectImpls(only string) ([]implementation, error) {
+// selectImpls reads -impl: empty is the default run, the CustomPod
+// controllers (each controller's code once) and their plain loop, what the
+// targets are about; the rest are omitted, each with its reason.
+func selectImpls(only string) ([]implementation, []omission, error) {
 	switch only {
 	case "all":
-		return implementations, nil
+		return implementations, nil, nil
 	case "":
-		// The pods' controllers and their plain loop, what the targets are
-		// about, each controller's code once: the default run must fit in
-		// 15 minutes, and each implementation costs three runs of over a
-		// minute at N = 1000.
 		var out []implementation
+		var omitted []omission
 		for _, im := range implementations {
-			if im.kind.pods > 0 && im.sameAs == "" {
+			if im.leftOut == "" {
 				out = append(out, im)
+			} else {
+				omitted = append(omitted, omission{im.name, im.leftOut})
 			}
 		}
-		return out, nil
+		return out, omitted, nil
 	}
 	var out []implementation
 	for _, name := range strings.Split(only, ",") {
@@ -293,11 +289,11 @@ func selectImpls(only string) ([]implementation, error) {
 			for _, im := range implementations {
 				names = append(names, im.name)
 			}
-			return nil, fmt.Errorf("-impl: no implementation %q; want some of %q", name, names)
+			return nil, nil, fmt.Errorf("-impl: no implementation %q; want some of %q", name, names)
 		}
 		out = append(out, implementations[i])
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 func newBench(timeout time.Duration, fresh bool) (*bench, error) {

@@ -31,9 +31,8 @@ type report struct {
 	Took    time.Duration
 }
 
-// omission is an implementation left out of the run because its controller
-// code is another's.
-type omission struct{ Impl, SameAs string }
+// omission is an implementation the default run leaves out, and why.
+type omission struct{ Impl, Why string }
 
 func seconds(d time.Duration) string {
 	switch {
@@ -80,8 +79,11 @@ func (r report) markdown() string {
 			x.Impl, cache, x.N, seconds(x.Converge), spread(x.Min, x.Max), vs, seconds(x.P50), seconds(x.P99),
 			x.Requests, float64(x.Requests)/float64(x.N), x.Writes, float64(x.PeakRSS)/1e6, x.CPU.Seconds(), seconds(x.ClusterCPU))
 	}
-	for _, o := range r.Omitted {
-		fmt.Fprintf(&b, "\nNot in this run: %s, whose CustomPod controller is %s's, byte for byte (`make verify` checks it); `-full`, or `-impl` with its name, runs it.\n", o.Impl, o.SameAs)
+	if len(r.Omitted) > 0 {
+		b.WriteString("\nNot in this run (`-full` runs them all, `-impl` those it names):\n\n")
+		for _, o := range r.Omitted {
+			fmt.Fprintf(&b, "- %s: %s.\n", o.Impl, o.Why)
+		}
 	}
 	var deletes []summary
 	for _, x := range r.Results {
