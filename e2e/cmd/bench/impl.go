@@ -216,7 +216,7 @@ var implementations = []implementation{
 	// same manager, which answers the stale cache with expectations.
 	func() implementation {
 		im := controllerRuntimeImpl("PodSet (operator-sdk)", "operator-demo", podSets, expectations)
-		im.leftOut = "another kind, whose controller answers the stale cache with expectations (docs/bench.md, step 8)"
+		im.leftOut = "another kind, whose controller answers the stale cache with expectations (docs/bench.md, step 3)"
 		return im
 	}(),
 	{
