@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 
@@ -138,6 +139,26 @@ func (h *harness) backendHas(name, cidr, gateway string) {
 
 // readyIs waits until the Network's Ready condition has this status and
 // reason, for the Network's current generation.
+// update changes a Network as a user would, on the version it reads: the
+// controller may write the status between the test's read and its write,
+// and the API server refuses a write to an older version with a Conflict.
+func (h *harness) update(name string, change func(*samplecrdv1.Network)) {
+	h.t.Helper()
+	networks := h.networkClient.SamplecrdV1().Networks(h.ns)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := networks.Get(h.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(n)
+		_, err = networks.Update(h.ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		h.t.Fatalf("updating Network %s: %v", name, err)
+	}
+}
+
 func (h *harness) readyIs(name string, status metav1.ConditionStatus, reason string) *samplecrdv1.Network {
 	h.t.Helper()
 	var network *samplecrdv1.Network
@@ -229,11 +250,10 @@ func TestNetworkLifecycle(t *testing.T) {
 	ownsStatus(t, network)
 
 	// Update.
-	network.Spec.Cidr = "10.10.0.0/16"
-	network.Spec.Gateway = "10.10.0.1"
-	if _, err := networks.Update(h.ctx, network, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	h.update("example-network", func(n *samplecrdv1.Network) {
+		n.Spec.Cidr = "10.10.0.0/16"
+		n.Spec.Gateway = "10.10.0.1"
+	})
 	h.backendHas(backendName, "10.10.0.0/16", "10.10.0.1")
 	if network = h.readyIs("example-network", metav1.ConditionTrue, ReasonSynced); network.Status.ObservedGeneration != 2 {
 		t.Errorf("observedGeneration = %d, want 2", network.Status.ObservedGeneration)
@@ -330,10 +350,9 @@ func TestRecreatesDeletedBackendNetwork(t *testing.T) {
 	}
 
 	// The backend cannot be watched: a change to the Network brings the next sync.
-	network.Labels = map[string]string{"touched": "yes"}
-	if _, err := networks.Update(h.ctx, network, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	h.update("example-network", func(n *samplecrdv1.Network) {
+		n.Labels = map[string]string{"touched": "yes"}
+	})
 	h.eventually("a new backend network, recorded in the status", func() (bool, error) {
 		n, err := networks.Get(h.ctx, "example-network", metav1.GetOptions{})
 		if err != nil {
