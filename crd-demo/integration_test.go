@@ -137,8 +137,6 @@ func (h *harness) backendHas(name, cidr, gateway string) {
 	})
 }
 
-// readyIs waits until the Network's Ready condition has this status and
-// reason, for the Network's current generation.
 // update changes a Network as a user would, on the version it reads: the
 // controller may write the status between the test's read and its write,
 // and the API server refuses a write to an older version with a Conflict.
@@ -159,6 +157,8 @@ func (h *harness) update(name string, change func(*samplecrdv1.Network)) {
 	}
 }
 
+// readyIs waits until the Network's Ready condition has this status and
+// reason, for the Network's current generation.
 func (h *harness) readyIs(name string, status metav1.ConditionStatus, reason string) *samplecrdv1.Network {
 	h.t.Helper()
 	var network *samplecrdv1.Network

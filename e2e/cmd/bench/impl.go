@@ -191,6 +191,12 @@ var rootDir = func() string {
 	return root
 }()
 
+// leftOut marks im as one the default run leaves out, for this reason.
+func leftOut(im implementation, why string) implementation {
+	im.leftOut = why
+	return im
+}
+
 var implementations = []implementation{
 	{
 		name:   "client-go",
@@ -207,18 +213,12 @@ var implementations = []implementation{
 	// operator-demo's CustomPod controller is kubebuilder-demo's, byte for
 	// byte (make verify: scripts/compare-scaffolds.sh), in a manager with
 	// more controllers.
-	func() implementation {
-		im := controllerRuntimeImpl("operator-sdk", "operator-demo", customPods, podNames)
-		im.leftOut = "its CustomPod controller is kubebuilder's, byte for byte (`make verify` checks it)"
-		return im
-	}(),
+	leftOut(controllerRuntimeImpl("operator-sdk", "operator-demo", customPods, podNames),
+		"its CustomPod controller is kubebuilder's, byte for byte (`make verify` checks it)"),
 	// operator-demo's PodSet: the same pods from another controller of the
 	// same manager, which answers the stale cache with expectations.
-	func() implementation {
-		im := controllerRuntimeImpl("PodSet (operator-sdk)", "operator-demo", podSets, expectations)
-		im.leftOut = "another kind, whose controller answers the stale cache with expectations (docs/bench.md, step 3)"
-		return im
-	}(),
+	leftOut(controllerRuntimeImpl("PodSet (operator-sdk)", "operator-demo", podSets, expectations),
+		"another kind, whose controller answers the stale cache with expectations (docs/bench.md, step 3)"),
 	{
 		name: "plain loop", kind: customPods, baseline: true,
 		crds:       []string{"crd-demo/crd/custompod.yaml"},
