@@ -81,6 +81,11 @@ func (k *kwok) Up(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
+	unlock, err := startLock(ctx, k.o.Log, start)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	exists, err := k.Exists(ctx)
 	if err != nil {
 		return err
@@ -110,7 +115,7 @@ func (k *kwok) Up(ctx context.Context) error {
 			args = append(args, "--kube-scheduler-config", k.o.KubeSchedulerConfig)
 		}
 		if _, err := k.kwokctl(ctx, args...); err != nil {
-			return err
+			return fmt.Errorf("%w\n%s", err, k.components())
 		}
 		progress(k.o.Log, start, "control plane is up")
 		if err := ForgetDiscovery(k.Kubeconfig()); err != nil {
@@ -129,12 +134,12 @@ func (k *kwok) Up(ctx context.Context) error {
 		}
 	}
 	if err := WaitForNodes(ctx, k.Kubeconfig(), k.o.Nodes, 2*time.Minute, k.o.Log); err != nil {
-		return err
+		return fmt.Errorf("kwok cluster %q: %w; %s", k.o.Name, err, k.components())
 	}
 	// Pods can be created only once the default ServiceAccount exists. A
 	// new controller-manager on a busy 2-core machine has taken over a minute.
 	if err := WaitForDefaultServiceAccount(ctx, k.Kubeconfig(), 3*time.Minute); err != nil {
-		return err
+		return fmt.Errorf("kwok cluster %q: %w; %s", k.o.Name, err, k.components())
 	}
 	progress(k.o.Log, start, "kwok cluster %q is ready; kubeconfig: %s", k.o.Name, k.Kubeconfig())
 	return nil

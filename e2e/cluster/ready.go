@@ -22,6 +22,10 @@ func Clientset(kubeconfig string) (kubernetes.Interface, error) {
 	}
 	// These clients only make short calls: a dead server must not hang them.
 	cfg.Timeout = 15 * time.Second
+	// The waits poll several times a second: client-go's default limit of 5
+	// requests a second would throttle them, and at the deadline its error
+	// would hide the server's last answer.
+	cfg.QPS, cfg.Burst = 50, 100
 	return kubernetes.NewForConfig(cfg)
 }
 
