@@ -23,6 +23,9 @@ type kwok struct {
 	// StopControlPlane for StartControlPlane; outage is when it began.
 	stopped map[string]*exec.Cmd
 	outage  time.Time
+	// unlock lets other clusters start again after the outage: the ports the
+	// stopped processes free must still be free when they start again.
+	unlock func()
 }
 
 func newKwok(o Options) *kwok { return &kwok{o: o} }
@@ -252,6 +255,13 @@ func (k *kwok) StopControlPlane(ctx context.Context) error {
 		return fmt.Errorf("kwok: no pid file for the API server in %s", filepath.Join(k.clusterDir(), "pids"))
 	}
 	k.outage = time.Now()
+	if k.unlock == nil {
+		unlock, err := startLock(ctx, k.o.Log, k.outage)
+		if err != nil {
+			return err
+		}
+		k.unlock = unlock
+	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kwok: stopping the API server (pid %d): %w", pid, err)
 	}
@@ -276,6 +286,9 @@ const renewDeadline = 10 * time.Second
 func (k *kwok) StartControlPlane(ctx context.Context) error {
 	if k.stopped["kube-apiserver"] == nil {
 		return fmt.Errorf("kwok: StartControlPlane without StopControlPlane")
+	}
+	if k.unlock != nil {
+		defer func() { k.unlock(); k.unlock = nil }()
 	}
 	start := time.Now()
 	if err := k.restart("kube-apiserver"); err != nil {

@@ -19,7 +19,8 @@ import (
 // fail: a controller-manager that never makes the default ServiceAccount, an
 // API server with the other cluster's certificate. startLock makes them take
 // turns, across every process and clone on the machine, until the components
-// are up and hold their ports.
+// are up and hold their ports. An outage (StopControlPlane) holds it too,
+// until the processes it stopped listen again on the ports they freed.
 var startLockPath = filepath.Join(os.TempDir(), "k8s-demo-kwok-start.lock")
 
 // startLock waits until no other process is starting a kwok cluster and
