@@ -65,6 +65,11 @@ echo ">> docs/comparison.md: its counts match the code"
 echo ">> docs: excerpts match their sources"
 "$ROOT/scripts/excerpts.sh" -check || rc=1
 
+# Links and anchors resolve, on GitHub and on the site alike, and every
+# Chinese page keeps its English twin's code blocks (e2e/cmd/doccheck).
+echo ">> docs: links and anchors resolve; the Chinese pages keep their English pages' code blocks"
+(cd "$ROOT/e2e" && GOWORK=off go run ./cmd/doccheck -root "$ROOT") || rc=1
+
 # kubebuilder-demo and operator-demo hold the same CustomPod: only what
 # operator-sdk adds may differ.
 if [ -f "$ROOT/kubebuilder-demo/go.mod" ] && [ -f "$ROOT/operator-demo/go.mod" ]; then

@@ -31,7 +31,7 @@ func main() {
 	update := flag.Bool("update", false, "rewrite blocks that differ from their source")
 	root := flag.String("root", "", "the repository root, which excerpt paths are relative to (default: found from the working directory)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: excerpts -check|-update [-root DIR] [FILE.md ...]\n\nWith no files, every docs/*.md of the repository.\n\n")
+		fmt.Fprintf(os.Stderr, "usage: excerpts -check|-update [-root DIR] [FILE.md ...]\n\nWith no files, every docs/*.md and docs/zh/*.md of the repository.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -50,7 +50,11 @@ func main() {
 	}
 	files := flag.Args()
 	if len(files) == 0 {
+		// The Chinese twins quote the same sources: -update keeps them
+		// in step with their English pages.
 		files, _ = filepath.Glob(filepath.Join(*root, "docs", "*.md"))
+		zh, _ := filepath.Glob(filepath.Join(*root, "docs", "zh", "*.md"))
+		files = append(files, zh...)
 		sort.Strings(files)
 	}
 	total, bad := 0, 0
