@@ -122,3 +122,17 @@ lint: ## Run golangci-lint on every module (builds it on first use).
 .PHONY: clean
 clean: ## Remove the built tools, caches and test artifacts (run cluster-down first).
 	rm -rf $(LOCALBIN) $(ROOT)/.cache $(ROOT)/_artifacts
+
+##@ Docs
+
+.PHONY: docs
+docs: ## Build the tutorial as a site, in English and Chinese, into .cache/site/public (Hugo, from Go modules).
+	@scripts/docs.sh build
+
+.PHONY: docs-serve
+docs-serve: ## Build the site and serve it on http://127.0.0.1:1313/ (DOCS_ADDR=host:port).
+	@scripts/docs.sh serve
+
+.PHONY: diagrams
+diagrams: ## Render docs/diagrams/*.d2 into the .svg files the pages show (make verify checks them).
+	@scripts/docs.sh diagrams

@@ -2,8 +2,10 @@
 # `make test`: everything, in the order a failure is cheapest to find.
 #   1. the pinned tools (built once, then skipped in a fraction of a second)
 #   2. side by side:
-#      (1) make verify (versions, gofmt, generated code and manifests), then
-#          each demo module's own `make test` (unit and envtest suites);
+#      (1) make verify (versions, gofmt, generated code and manifests, the
+#          diagrams, the docs' links and Chinese twins), then each demo
+#          module's own `make test` (unit and envtest suites), then the docs
+#          site served by `make docs-serve` and read in headless Chromium;
 #      (2) the e2e suites, on a kwok cluster of their own that is removed after;
 #      (3) the tutorial followed as a reader types it (e2e/reader): every
 #          chapter typed into tmux terminals, under bash and under zsh, from
@@ -49,6 +51,7 @@ run_tests() {
   # Before anything long: the suites' programs need their fixed ports free.
   step "preflight: the ports the suites listen on are free" bash -c "cd '$ROOT/e2e' && GOWORK=off go run ./cmd/preflight" || return
   step "preflight: tmux and zsh, for the tutorial typed into terminals" need_reader_tools || return
+  step "preflight: Chromium and npm, for the docs site in a browser" need_site_tools || return
   mkdir -p "$ROOT/.cache"
   nice -n 10 bash -c "$(declare -f modules prebuild prebuild_logged); ROOT='$ROOT'; prebuild_logged" >"$ROOT/.cache/prebuild.log" 2>&1 &
   local prebuild_pid=$!
@@ -99,6 +102,18 @@ need_reader_tools() {
   return 1
 }
 
+# The docs site's test builds the site (npm fetches its search library) and
+# reads it in headless Chromium (CHROMIUM names one elsewhere than Debian's).
+need_site_tools() {
+  local missing=""
+  command -v npm >/dev/null 2>&1 || missing="$missing npm"
+  [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || missing="$missing chromium"
+  [ -z "$missing" ] && return
+  echo "make test reads the docs site in a browser, and needs:$missing."
+  echo "Install it: Debian or Ubuntu: sudo apt-get install chromium npm; macOS: brew install node, and CHROMIUM=\"/Applications/Google Chrome.app/Contents/MacOS/Google Chrome\"."
+  return 1
+}
+
 checks() {
   step "verify: versions, gofmt, generated files" "$ROOT/scripts/verify.sh" || return
   local m
@@ -110,6 +125,9 @@ checks() {
       step "$m: go test ./..." bash -c "cd '$ROOT/$m' && GOWORK=off KUBEBUILDER_ASSETS='$LOCALBIN' go test -count=1 ./..." || return
     fi
   done
+  # The docs as a site: `make docs-serve`, read in headless Chromium.
+  step "docs: make docs-serve, read in a real browser (e2e/site)" bash -c \
+    "cd '$ROOT/e2e' && GOWORK=off go test -tags site -count=1 -timeout 30m ./site" || return
   # The README's first command, `make demo`, is typed into a terminal from a
   # fresh clone by the reader lane (the workshop's pre-work).
 }

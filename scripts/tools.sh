@@ -43,10 +43,13 @@ done
 # main_hash NAME: part of the stamp of a tool built from images/kind-node/NAME/main.go,
 # so that a change to that file builds it again (cksum: POSIX, on macOS too).
 main_hash() { cksum <"$root/images/kind-node/$1/main.go" | cut -d' ' -f1; }
-# Built on request only: golangci-lint is large and only `make lint` needs it;
+# Built on request only: golangci-lint is large and only `make lint` needs it,
+# hugo and d2 only `make docs`;
 # the others go into the offline kind node image (scripts/kind-node-image.sh).
 optional=(
   "golangci-lint|$GOLANGCI_LINT_VERSION|github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION|"
+  "hugo|$HUGO_VERSION|github.com/gohugoio/hugo@$HUGO_VERSION|"
+  "d2|$D2_VERSION|oss.terrastruct.com/d2@$D2_VERSION|"
   "kubelet|$KUBERNETES_VERSION|k8s.io/kubernetes/cmd/kubelet|$kube_ldflags"
   "kubeadm|$KUBERNETES_VERSION|k8s.io/kubernetes/cmd/kubeadm|$kube_ldflags"
   "kube-proxy|$KUBERNETES_VERSION|k8s.io/kubernetes/cmd/kube-proxy|$kube_ldflags"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CI-only: installs what `make test` needs besides Go to type the tutorial
-# into terminals (e2e/reader): tmux and zsh, and iproute2's ip, from Debian's
+# into terminals (e2e/reader): tmux and zsh, and iproute2's ip; and to read
+# the docs site in a browser (e2e/site): chromium and npm; from Debian's
 # packages. A reader
 # installs them as the README says; make never runs this.
 set -euo pipefail
@@ -9,11 +10,15 @@ missing=""
 for t in tmux zsh; do
   command -v $t >/dev/null 2>&1 || missing="$missing $t"
 done
+# The docs site's test (e2e/site): headless Chromium, and npm for the
+# site's search library.
+[ -x /usr/bin/chromium ] || missing="$missing chromium"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 # ip (iproute2) gives each pass of the reader a network of its own, so that
 # they run at once; without it they run one after another.
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$missing iproute2"
 if [ -z "$missing" ]; then
-  echo "tmux, zsh and ip: already here"
+  echo "tmux, zsh, ip, chromium and npm: already here"
   exit 0
 fi
 command -v apt-get >/dev/null || { echo "no apt-get: install$missing by hand" >&2; exit 1; }
