@@ -65,6 +65,10 @@ echo ">> docs/comparison.md: its counts match the code"
 echo ">> docs: excerpts match their sources"
 "$ROOT/scripts/excerpts.sh" -check || rc=1
 
+# Each diagram's SVG is what its D2 source renders to (make diagrams).
+echo ">> docs: the diagrams are their sources' renderings"
+"$ROOT/scripts/docs.sh" check-diagrams || rc=1
+
 # Links and anchors resolve, on GitHub and on the site alike, and every
 # Chinese page keeps its English twin's code blocks (e2e/cmd/doccheck).
 echo ">> docs: links and anchors resolve; the Chinese pages keep their English pages' code blocks"
