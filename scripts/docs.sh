@@ -70,9 +70,10 @@ theme() {
 }
 
 flexsearch() {
-  local have
-  have=$(cat "$site/npm/node_modules/flexsearch/package.json" 2>/dev/null | awk -F'"' '$2 == "version" { print $4; exit }')
-  [ "$have" = "$FLEXSEARCH_VERSION" ] && return 0
+  local pkg=$site/npm/node_modules/flexsearch/package.json
+  if [ -f "$pkg" ] && [ "$(awk -F'"' '$2 == "version" { print $4; exit }' "$pkg")" = "$FLEXSEARCH_VERSION" ]; then
+    return 0
+  fi
   if ! command -v npm >/dev/null; then
     echo "docs: npm is needed once, to fetch the search library flexsearch@$FLEXSEARCH_VERSION from the npm registry (Debian/Ubuntu: sudo apt-get install npm; macOS: brew install node)" >&2
     return 1

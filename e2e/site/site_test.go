@@ -249,8 +249,10 @@ func TestSite(t *testing.T) {
 					Width, Height float64
 					Complete      bool
 				}
+				// Images load lazily: each is made eager, and waited for.
 				b.run(t, "opening "+p, chromedp.Navigate(base+p), chromedp.WaitReady("main#content"),
-					chromedp.Evaluate(`[...document.querySelectorAll('main#content img')].filter(i => /\.svg$/.test(new URL(i.src).pathname)).map(i => ({Src: i.src, Width: i.naturalWidth, Height: i.naturalHeight, Complete: i.complete}))`, &imgs))
+					chromedp.Evaluate(`Promise.all([...document.querySelectorAll('main#content img')].filter(i => /\.svg$/.test(new URL(i.src).pathname)).map(i => { i.loading = 'eager'; return i.decode().catch(() => null).then(() => ({Src: i.src, Width: i.naturalWidth, Height: i.naturalHeight, Complete: i.complete})); }))`, &imgs,
+						func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 				for _, img := range imgs {
 					n++
 					if !img.Complete || img.Width == 0 || img.Height == 0 {
@@ -285,12 +287,23 @@ func TestSite(t *testing.T) {
 		{"/zh/", "控制器", "/zh/concepts/"},
 	} {
 		t.Run("search "+c.query, func(t *testing.T) {
+			// The navbar's search box (the sidebar has one for small
+			// screens, hidden here): typed into as a reader types.
+			var found bool
 			var results []string
 			b.run(t, "searching "+c.query+" on "+c.start,
 				chromedp.Navigate(base+c.start), chromedp.WaitReady("main#content"),
-				chromedp.Click(`.hextra-search-wrapper input`, chromedp.NodeVisible),
-				chromedp.SendKeys(`.hextra-search-wrapper input`, c.query, chromedp.NodeVisible),
-				chromedp.WaitVisible(`.hextra-search-results a`),
+				chromedp.Evaluate(`(() => { const i = [...document.querySelectorAll('.hextra-search-wrapper input')].find(i => i.getClientRects().length > 0); if (!i) return false; i.id = 'site-test-search'; return true; })()`, &found))
+			if !found {
+				t.Fatalf("%s: no visible search box", c.start)
+			}
+			// Focusing the box loads the index; a reader who types before it
+			// is loaded sees nothing and types again: wait for it instead.
+			b.run(t, "searching "+c.query+" on "+c.start,
+				chromedp.Click(`#site-test-search`, chromedp.ByQuery),
+				chromedp.Poll(`window.pageIndex !== undefined && window.pageIndex.search('kubectl', 1).length > 0`, nil),
+				chromedp.SendKeys(`#site-test-search`, c.query, chromedp.ByQuery),
+				chromedp.WaitVisible(`.hextra-search-results a`, chromedp.ByQuery),
 				chromedp.Evaluate(`[...document.querySelectorAll('.hextra-search-results a')].map(a => decodeURI(new URL(a.href).pathname))`, &results))
 			if !slices.Contains(results, c.want) {
 				t.Errorf("searching %q on %s: results %v, want %s among them", c.query, c.start, results, c.want)
@@ -318,10 +331,19 @@ func TestSite(t *testing.T) {
 				t.Fatalf("%s: no visible language switcher", c.from)
 			}
 			b.run(t, "choosing "+c.label,
-				chromedp.Poll(fmt.Sprintf(`(() => { const v = `+visible+`; const a = [...document.querySelectorAll('ul.hextra-language-options a')].find(a => v(a) && a.textContent.trim() === %q); if (!a) return false; a.click(); return true; })()`, c.label), nil),
-				chromedp.Poll(fmt.Sprintf(`decodeURI(location.pathname) !== %q`, c.from), nil),
-				chromedp.WaitReady("main#content"))
-			if got := b.pathname(t); got != c.to {
+				// The click leaves the page: it runs after the answer.
+				chromedp.Poll(fmt.Sprintf(`(() => { const v = `+visible+`; const a = [...document.querySelectorAll('ul.hextra-language-options a')].find(a => v(a) && a.textContent.trim() === %q); if (!a) return false; setTimeout(() => a.click(), 0); return true; })()`, c.label), nil))
+			// While the page changes, the browser cannot answer: ask again.
+			var got string
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+				ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+				err := chromedp.Run(ctx, chromedp.Evaluate(`document.readyState === 'complete' ? decodeURI(location.pathname) : ''`, &got))
+				cancel()
+				if err == nil && got != "" && got != c.from {
+					break
+				}
+			}
+			if got != c.to {
 				t.Errorf("the language switch on %s leads to %s, want %s", c.from, got, c.to)
 			}
 			b.take()

@@ -14,11 +14,13 @@ done
 # site's search library.
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
 command -v npm >/dev/null 2>&1 || missing="$missing npm"
+# A Chinese font, so that the Chinese pages' screenshots show characters.
+fc-list :lang=zh 2>/dev/null | grep -q . || missing="$missing fonts-wqy-microhei"
 # ip (iproute2) gives each pass of the reader a network of its own, so that
 # they run at once; without it they run one after another.
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$missing iproute2"
 if [ -z "$missing" ]; then
-  echo "tmux, zsh, ip, chromium and npm: already here"
+  echo "tmux, zsh, ip, chromium, npm and a Chinese font: already here"
   exit 0
 fi
 command -v apt-get >/dev/null || { echo "no apt-get: install$missing by hand" >&2; exit 1; }

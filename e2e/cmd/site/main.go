@@ -123,12 +123,14 @@ func Build(root, out string) (*stats, error) {
 			if err != nil {
 				return nil, err
 			}
+			// The theme looks prev and next up in the page's own language:
+			// their paths are the same in both.
 			var prev, next string
 			if i > 0 {
-				prev = url(l.prefix, order[i-1].Name)
+				prev = url("/", order[i-1].Name)
 			}
 			if i+1 < len(order) {
-				next = url(l.prefix, order[i+1].Name)
+				next = url("/", order[i+1].Name)
 			}
 			body, refs, err := convert(root, src, string(text), l.prefix, translated)
 			if err != nil {
