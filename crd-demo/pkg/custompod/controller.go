@@ -21,7 +21,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -29,7 +28,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -57,9 +55,28 @@ const (
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	ManagedBy      = "crd-demo"
 	// LabelCustomPod names the CustomPod that owns the pod. Pod informers
-	// filter on it, and sync lists a CustomPod's pods with it.
+	// filter on it: the controller caches no other pods.
 	LabelCustomPod = "zhhnzw.mock.com/custompod"
 )
+
+// controllerUIDIndex indexes the cached pods by their controller's UID (see
+// customPodUID).
+const controllerUIDIndex = "controllerUID"
+
+// customPodUID is the controllerUIDIndex: the UID of the CustomPod that
+// controls the pod, if one does. A UID, not a name: the pods of an earlier
+// CustomPod of the same name are not this one's.
+func customPodUID(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind() != zhhnzwv2.Kind("CustomPod") {
+		return nil, nil
+	}
+	return []string{string(ref.UID)}, nil
+}
 
 // Reasons, for events and for the Ready condition. The event reasons are the
 // ones a ReplicaSet uses, so `kubectl get events` reads the same.
@@ -90,7 +107,7 @@ type Controller struct {
 
 	customPodsLister listers.CustomPodLister
 	customPodsSynced cache.InformerSynced
-	podsLister       corelisters.PodLister
+	podsIndexer      cache.Indexer
 	podsSynced       cache.InformerSynced
 
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
@@ -125,7 +142,7 @@ func NewController(
 		customclientset:  customclientset,
 		customPodsLister: customPodInformer.Lister(),
 		customPodsSynced: customPodInformer.Informer().HasSynced,
-		podsLister:       podInformer.Lister(),
+		podsIndexer:      podInformer.Informer().GetIndexer(),
 		podsSynced:       podInformer.Informer().HasSynced,
 		workqueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, time.Minute),
@@ -134,6 +151,12 @@ func NewController(
 		recorder: recorder,
 		clock:    clock.RealClock{},
 	}
+
+	// Index the cached pods by the UID of the CustomPod that controls them,
+	// as ReplicaSet's controller indexes its pods: a sync finds its pods in
+	// the index, where a label selector would test every cached pod of the
+	// namespace, at every sync.
+	utilruntime.Must(podInformer.Informer().AddIndexers(cache.Indexers{controllerUIDIndex: customPodUID}))
 
 	logger.Info("Setting up event handlers")
 	// A CustomPod changed: sync it.
@@ -262,17 +285,14 @@ func (c *Controller) syncHandler(ctx context.Context, objectRef cache.ObjectName
 	// cache. With a name, the second create is refused (AlreadyExists)
 	// instead of making a pod too many, and a second delete is NotFound. So a
 	// stale cache costs a refused request, never a wrong count of pods.
-	cached, err := c.podsLister.Pods(cp.Namespace).List(labels.SelectorFromSet(labels.Set{LabelCustomPod: cp.Name}))
+	cached, err := c.podsIndexer.ByIndex(controllerUIDIndex, string(cp.UID))
 	if err != nil {
 		return fmt.Errorf("listing pods: %w", err)
 	}
 	var pods, surplus []*corev1.Pod
 	held := map[string]bool{} // the names cp's pods hold, terminating ones too
-	for _, pod := range cached {
-		// Only pods this CustomPod controls: the label alone can be copied.
-		if !metav1.IsControlledBy(pod, cp) {
-			continue
-		}
+	for _, obj := range cached {
+		pod := obj.(*corev1.Pod)
 		held[pod.Name] = true
 		i := ordinal(cp, pod.Name)
 		switch {

@@ -54,6 +54,8 @@ var (
 	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
+	// mgrClient reads through the manager's cache, as the controller does.
+	mgrClient client.Client
 )
 
 func TestControllers(t *testing.T) {
@@ -113,6 +115,7 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(webhookv2.SetupCustomPodWebhookWithManager(mgr)).To(Succeed())
+	mgrClient = mgr.GetClient()
 	Expect((&CustomPodReconciler{
 		Client:    mgr.GetClient(),
 		Scheme:    mgr.GetScheme(),

@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -49,6 +50,11 @@ const (
 	// ManagedByLabel is the recommended label naming the controller that
 	// manages an object: cmd/main.go caches only the pods that carry it.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// podOwnerKey indexes the cached pods by the name of the CustomPod that
+	// controls them, as the kubebuilder book's CronJob indexes its Jobs: a
+	// reconcile finds its pods in the index, where a label selector would
+	// test every pod in the namespace's cache, each time.
+	podOwnerKey = ".metadata.controller"
 
 	// ConditionReady is the condition type in status.conditions.
 	ConditionReady = "Ready"
@@ -151,14 +157,14 @@ func (r *CustomPodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	return ctrl.Result{}, scaleErr
 }
 
-// ownedPods returns the pods cp controls, from the cache. Pods that only carry
-// the label (say, left over from an earlier CustomPod of the same name) are
-// not adopted.
+// ownedPods returns the pods cp controls, from the cache, through the
+// podOwnerKey index. Pods of an earlier CustomPod of the same name (another
+// UID) are not adopted.
 func (r *CustomPodReconciler) ownedPods(ctx context.Context, cp *zhhnzwv2.CustomPod) ([]corev1.Pod, error) {
 	var list corev1.PodList
 	if err := r.List(ctx, &list,
 		client.InNamespace(cp.Namespace),
-		client.MatchingLabels{CustomPodLabel: cp.Name},
+		client.MatchingFields{podOwnerKey: cp.Name},
 	); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
@@ -472,6 +478,9 @@ func (r *CustomPodReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// told from a pod the cache has not seen yet.
 		return errors.New("CustomPodReconciler needs APIReader (mgr.GetAPIReader()): it reads a pod from the API server when a create says the name is taken")
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podOwnerKey, customPodOwnerName); err != nil {
+		return fmt.Errorf("indexing pods by their CustomPod: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&zhhnzwv2.CustomPod{}).
 		// Any change to a pod this controller owns (kubectl delete pod, a pod
@@ -480,4 +489,17 @@ func (r *CustomPodReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Named("custompod").
 		Complete(r)
+}
+
+// customPodOwnerName is the podOwnerKey index: the name of the CustomPod that
+// controls the pod, in any of its API versions, if one does.
+func customPodOwnerName(obj client.Object) []string {
+	owner := metav1.GetControllerOf(obj)
+	if owner == nil || owner.Kind != "CustomPod" {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(owner.APIVersion); err != nil || gv.Group != zhhnzwv2.GroupVersion.Group {
+		return nil
+	}
+	return []string{owner.Name}
 }

@@ -405,6 +405,30 @@ var _ = Describe("CustomPod Controller", func() {
 		})
 	})
 
+	Context("When its pods are in the cache", func() {
+		It("should find them by their owner in the index, and create none again", func() {
+			key := types.NamespacedName{Name: "indexed", Namespace: newNamespace(ctx)}
+			Expect(k8sClient.Create(ctx, &zhhnzwv2.CustomPod{
+				ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
+				Spec:       zhhnzwv2.CustomPodSpec{Replicas: ptr.To[int32](2), Template: busybox},
+			})).To(Succeed())
+			expectPodCount(key, 2)
+			Eventually(func(g Gomega) {
+				var list corev1.PodList
+				g.Expect(mgrClient.List(ctx, &list, client.InNamespace(key.Namespace),
+					client.MatchingFields{podOwnerKey: key.Name})).To(Succeed())
+				g.Expect(podNames(list.Items)).To(Equal([]string{"indexed-0", "indexed-1"}))
+			}).Should(Succeed())
+
+			By("reconciling through the manager's cache")
+			creates := &createCounter{Client: mgrClient}
+			r := &CustomPodReconciler{Client: creates, Scheme: k8sClient.Scheme(), APIReader: k8sClient}
+			_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(creates.n).To(BeZero(), "pods created again: the index did not find them")
+		})
+	})
+
 	Context("Without an APIReader", func() {
 		It("should refuse to be set up, rather than count pods from the cache", func() {
 			r := &CustomPodReconciler{Client: k8sClient, Scheme: k8sClient.Scheme()}
@@ -469,6 +493,17 @@ func activePods(key types.NamespacedName) []corev1.Pod {
 
 // podlessCache is a client whose pod lists come back empty, as from a cache
 // that has not yet seen the pods.
+// createCounter counts the creates that go through it.
+type createCounter struct {
+	client.Client
+	n int
+}
+
+func (c *createCounter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.n++
+	return c.Client.Create(ctx, obj, opts...)
+}
+
 type podlessCache struct{ client.Client }
 
 func (c podlessCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
