@@ -18,9 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
@@ -43,7 +45,13 @@ func runBaseline(kindName string, n int, ns string, q qpsSetting, workers int, b
 	if err != nil {
 		return err
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
+	// Pods as protobuf, as the controllers send them (controller-runtime's
+	// client for every built-in kind; crd-demo's clientsets for pods and
+	// events): the same wire format for the same writes.
+	builtin := rest.CopyConfig(cfg)
+	builtin.ContentType = runtime.ContentTypeProtobuf
+	builtin.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	kube, err := kubernetes.NewForConfig(builtin)
 	if err != nil {
 		return err
 	}
