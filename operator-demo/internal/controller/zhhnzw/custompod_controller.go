@@ -53,8 +53,11 @@ const (
 	// podOwnerKey indexes the cached pods by the name of the CustomPod that
 	// controls them, as the kubebuilder book's CronJob indexes its Jobs: a
 	// reconcile finds its pods in the index, where a label selector would
-	// test every pod in the namespace's cache, each time.
-	podOwnerKey = ".metadata.controller"
+	// test every pod in the namespace's cache, each time. The key is this
+	// controller's own: a manager refuses a key registered twice for one
+	// kind, and operator-demo's manager also runs PodSet's controller, which
+	// indexes pods too.
+	podOwnerKey = ".metadata.controller.custompod"
 
 	// ConditionReady is the condition type in status.conditions.
 	ConditionReady = "Ready"
