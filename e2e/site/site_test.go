@@ -111,6 +111,27 @@ func newBrowser(t *testing.T, base string) *browser {
 		t.Fatalf("no Chromium at %s (Debian or Ubuntu: sudo apt-get install chromium; or set CHROMIUM): %v", exe, err)
 	}
 	u, _ := url.Parse(base)
+	// Not t.TempDir: Chromium's helper processes can still write to the
+	// profile for a moment after the browser has exited, and t.TempDir's
+	// removal fails the test then. This removal runs after the browser's
+	// cancel (cleanups run last in, first out) and tries again.
+	profile, err := os.MkdirTemp("", "site-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for try := 0; ; try++ {
+			err := os.RemoveAll(profile)
+			if err == nil {
+				return
+			}
+			if try == 50 {
+				t.Errorf("removing Chromium's profile %s: %v", profile, err)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -124,7 +145,7 @@ func newBrowser(t *testing.T, base string) *browser {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 	}
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
