@@ -257,14 +257,11 @@ type tracker struct {
 	ignored   string // the warm-up object's name
 }
 
-// ignore leaves the object of this name out of every figure.
+// ignore leaves the object of this name, not yet created, out of every figure.
 func (t *tracker) ignore(name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.ignored = name
-	delete(t.seen, name)
-	delete(t.converged, name)
-	delete(t.last, name)
 }
 
 func (b *bench) track(ctx context.Context, k kind, ns string) (*tracker, error) {
