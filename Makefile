@@ -55,6 +55,10 @@ tools: ## Build every pinned tool into ./bin (skips those already at their pinne
 sync-versions: ## Rewrite tools/go.mod after a change to versions.env.
 	@scripts/sync-versions.sh
 
+.PHONY: outdated
+outdated: ## Ask the Go module proxy for releases newer than each pin of versions.env (changes nothing).
+	@scripts/outdated.sh
+
 .PHONY: verify
 verify: cluster-cli ## Fail when a go.mod, a generated file or gofmt disagrees with what it should be.
 	@scripts/verify.sh

@@ -35,6 +35,9 @@ tools=(
   "kind|$KIND_VERSION|sigs.k8s.io/kind|"
   "controller-gen|$CONTROLLER_TOOLS_VERSION|sigs.k8s.io/controller-tools/cmd/controller-gen|"
   "kustomize|$KUSTOMIZE_VERSION|sigs.k8s.io/kustomize/kustomize/v5|"
+  # Not in tools/go.mod: kubebuilder's own k8s.io/* requirements would move
+  # those that the server binaries build with.
+  "kubebuilder|$KUBEBUILDER_VERSION|sigs.k8s.io/kubebuilder/v4@$KUBEBUILDER_VERSION|"
 )
 for gen in applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen \
            informer-gen lister-gen register-gen validation-gen; do

@@ -103,7 +103,12 @@ func (k *kwok) Up(ctx context.Context) error {
 		}
 	} else {
 		progress(k.o.Log, start, "creating kwok cluster %q (control plane from %s)", k.o.Name, k.o.BinDir)
+		config, err := k.writeConfig()
+		if err != nil {
+			return err
+		}
 		args := []string{"create", "cluster",
+			"--config", config,
 			"--name", k.o.Name,
 			"--runtime", "binary",
 			"--kubeconfig", "", // leave ~/.kube/config alone
@@ -169,6 +174,28 @@ func (k *kwok) Down(ctx context.Context) error {
 	// kwokctl leaves the empty clusters directory behind.
 	removeEmptyDirs(filepath.Join(k.workDir(), "clusters"), k.o.WorkDir)
 	return nil
+}
+
+// kwokctlConfig binds every component kwokctl starts (etcd, the API
+// server, the controller-manager, the scheduler and kwok) to the loopback
+// interface. kwokctl's default is 0.0.0.0, and etcd then serves plain HTTP
+// with no authentication to anyone on the same network: at a workshop on
+// shared Wi-Fi, anyone could read and write a learner's cluster.
+const kwokctlConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  bindAddress: 127.0.0.1
+`
+
+// writeConfig writes kwokctlConfig into the work directory and returns its
+// path. kwokctl copies it into the cluster's own configuration, which
+// `kwokctl start cluster` reads again.
+func (k *kwok) writeConfig() (string, error) {
+	if err := os.MkdirAll(k.workDir(), 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(k.workDir(), "loopback.yaml")
+	return path, os.WriteFile(path, []byte(kwokctlConfig), 0o644)
 }
 
 // ProcessIDs implements Processes.

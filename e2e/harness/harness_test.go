@@ -284,3 +284,30 @@ func TestWaitForLog(t *testing.T) {
 		t.Errorf("the wait went on for %s after the program had exited", d)
 	}
 }
+
+// A cluster the harness starts as processes on this machine (kwok) serves on
+// the loopback interface only: kwokctl's default, 0.0.0.0, would put etcd
+// (plain HTTP, no authentication) and the API server on every network the
+// machine joins.
+func TestClusterProcessesListenOnLoopbackOnly(t *testing.T) {
+	h := New(t)
+	p, ok := h.Env.Provider.(cluster.Processes)
+	if !ok {
+		t.Skipf("the %s provider's components are not processes of this machine", h.Env.Provider.Name())
+	}
+	pids := p.ProcessIDs()
+	if len(pids) == 0 {
+		t.Fatalf("the %s provider names no processes", h.Env.Provider.Name())
+	}
+	for name, pid := range pids {
+		addrs, err := cluster.Listening(pid)
+		if err != nil {
+			t.Fatalf("%s (pid %d): %v", name, pid, err)
+		}
+		for _, a := range addrs {
+			if cluster.Wildcard(a) {
+				t.Errorf("%s (pid %d) listens on %s: want the loopback interface only (all its listeners: %v)", name, pid, a, addrs)
+			}
+		}
+	}
+}

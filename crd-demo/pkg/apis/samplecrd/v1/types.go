@@ -24,7 +24,7 @@ import (
 // Network describes a network that the controller keeps in step with the
 // network backend (the stand-in for OpenStack Neutron).
 type Network struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta   `json:""`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec is the desired state, written by the user.
@@ -70,7 +70,7 @@ const ConditionReady = "Ready"
 
 // NetworkList is a list of Network resources.
 type NetworkList struct {
-	metav1.TypeMeta `json:",inline"`
+	metav1.TypeMeta `json:""`
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	Items []Network `json:"items"`

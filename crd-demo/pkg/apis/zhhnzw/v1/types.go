@@ -11,7 +11,7 @@ import (
 // The same API is served by the kubebuilder and operator-sdk demos; this one
 // is reconciled by a controller written with client-go only.
 type CustomPod struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta   `json:""`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec   CustomPodSpec   `json:"spec"`
@@ -50,7 +50,7 @@ const ConditionReady = "Ready"
 
 // CustomPodList is a list of CustomPods.
 type CustomPodList struct {
-	metav1.TypeMeta `json:",inline"`
+	metav1.TypeMeta `json:""`
 	metav1.ListMeta `json:"metadata"`
 
 	Items []CustomPod `json:"items"`

@@ -10,7 +10,7 @@ import (
 // CustomPod keeps spec.replicas pods running from spec.template, like a tiny
 // ReplicaSet. v1 had no template: its pods always ran busybox.
 type CustomPod struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta   `json:""`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec   CustomPodSpec   `json:"spec"`
@@ -69,7 +69,7 @@ const ConditionReady = "Ready"
 
 // CustomPodList is a list of CustomPods.
 type CustomPodList struct {
-	metav1.TypeMeta `json:",inline"`
+	metav1.TypeMeta `json:""`
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	Items []CustomPod `json:"items"`

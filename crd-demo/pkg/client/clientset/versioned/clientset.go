@@ -31,7 +31,7 @@ import (
 )
 
 type Interface interface {
-	Discovery() discovery.DiscoveryInterface
+	Discovery() discovery.DiscoveryInterfaces
 	SamplecrdV1() samplecrdv1.SamplecrdV1Interface
 	ZhhnzwV1() zhhnzwv1.ZhhnzwV1Interface
 	ZhhnzwV2() zhhnzwv2.ZhhnzwV2Interface
@@ -61,7 +61,7 @@ func (c *Clientset) ZhhnzwV2() zhhnzwv2.ZhhnzwV2Interface {
 }
 
 // Discovery retrieves the DiscoveryClient
-func (c *Clientset) Discovery() discovery.DiscoveryInterface {
+func (c *Clientset) Discovery() discovery.DiscoveryInterfaces {
 	if c == nil {
 		return nil
 	}

@@ -33,7 +33,7 @@ import (
 // Network describes a network that the controller keeps in step with the
 // network backend (the stand-in for OpenStack Neutron).
 type NetworkApplyConfiguration struct {
-	metav1.TypeMetaApplyConfiguration    `json:",inline"`
+	metav1.TypeMetaApplyConfiguration    `json:""`
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	// Spec is the desired state, written by the user.
 	Spec *NetworkSpecApplyConfiguration `json:"spec,omitempty"`

@@ -34,7 +34,7 @@ import (
 // The same API is served by the kubebuilder and operator-sdk demos; this one
 // is reconciled by a controller written with client-go only.
 type CustomPodApplyConfiguration struct {
-	metav1.TypeMetaApplyConfiguration    `json:",inline"`
+	metav1.TypeMetaApplyConfiguration    `json:""`
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	Spec                                 *CustomPodSpecApplyConfiguration   `json:"spec,omitempty"`
 	Status                               *CustomPodStatusApplyConfiguration `json:"status,omitempty"`

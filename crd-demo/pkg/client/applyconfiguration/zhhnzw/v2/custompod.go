@@ -33,7 +33,7 @@ import (
 // CustomPod keeps spec.replicas pods running from spec.template, like a tiny
 // ReplicaSet. v1 had no template: its pods always ran busybox.
 type CustomPodApplyConfiguration struct {
-	v1.TypeMetaApplyConfiguration    `json:",inline"`
+	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	Spec                             *CustomPodSpecApplyConfiguration   `json:"spec,omitempty"`
 	Status                           *CustomPodStatusApplyConfiguration `json:"status,omitempty"`

@@ -34,11 +34,39 @@ import (
 )
 
 // CustomPodInformer provides access to a shared informer and lister for
-// CustomPods.
+// CustomPods. Prefer using the type-safe variant (see [TypedCustomPodInformer]).
 type CustomPodInformer interface {
 	Informer() cache.SharedIndexInformer
 	Lister() zhhnzwv2.CustomPodLister
 }
+
+// TypedCustomPodInformer provides access to a shared informer and lister for
+// CustomPods, including the type-safe TypedInformer variant.
+// It is a superset of CustomPodInformer.
+type TypedCustomPodInformer interface {
+	Informer() cache.SharedIndexInformer
+	TypedInformer() CustomPodIndexInformer
+	Lister() zhhnzwv2.CustomPodLister
+}
+
+// CustomPodIndexInformer is a wrapper around the underlying [cache.SharedIndexInformer]
+// with type-safe variants of several methods.
+type CustomPodIndexInformer cache.TypedSharedIndexInformer[*apiszhhnzwv2.CustomPod]
+
+// CustomPodHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerFuncs] for CustomPod.
+type CustomPodHandlerFuncs = cache.TypedResourceEventHandlerFuncs[*apiszhhnzwv2.CustomPod]
+
+// CustomPodDetailedHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerDetailedFuncs] for CustomPod.
+type CustomPodDetailedHandlerFuncs = cache.TypedResourceEventHandlerDetailedFuncs[*apiszhhnzwv2.CustomPod]
+
+// CustomPodFilteringHandler is a specialization of [cache.TypedFilteringResourceEventHandler] for CustomPod.
+type CustomPodFilteringHandler = cache.TypedFilteringResourceEventHandler[*apiszhhnzwv2.CustomPod]
+
+// CustomPodIndexers is a specialization of [cache.TypedIndexers] for CustomPod.
+type CustomPodIndexers = cache.TypedIndexers[*apiszhhnzwv2.CustomPod]
+
+// DeletedCustomPod is a specialization of [cache.DeletedObject] for CustomPod.
+type DeletedCustomPod = cache.DeletedObject[*apiszhhnzwv2.CustomPod]
 
 type customPodInformer struct {
 	factory          internalinterfaces.SharedInformerFactory
@@ -49,25 +77,49 @@ type customPodInformer struct {
 // NewCustomPodInformer constructs a new informer for CustomPod type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedCustomPodInformer]).
 func NewCustomPodInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
 	return NewCustomPodInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers})
+}
+
+// NewTypedCustomPodInformer constructs a new informer for CustomPod type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedCustomPodInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers CustomPodIndexers) CustomPodIndexInformer {
+	return NewTypedCustomPodInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers)})
 }
 
 // NewFilteredCustomPodInformer constructs a new informer for CustomPod type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedFilteredCustomPodInformer]).
 func NewFilteredCustomPodInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
-	return NewCustomPodInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+	return NewTypedCustomPodInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+}
+
+// NewTypedFilteredCustomPodInformer constructs a new informer for CustomPod type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedFilteredCustomPodInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers CustomPodIndexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) CustomPodIndexInformer {
+	return NewTypedCustomPodInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers), TweakListOptions: tweakListOptions})
 }
 
 // NewCustomPodInformerWithOptions constructs a new informer for CustomPod type with additional options.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedCustomPodInformerWithOptions]).
 func NewCustomPodInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
+	return NewTypedCustomPodInformerWithOptions(client, namespace, options)
+}
+
+// NewTypedCustomPodInformerWithOptions constructs a new informer for CustomPod type with additional options.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedCustomPodInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) CustomPodIndexInformer {
 	gvr := schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v2", Resource: "custompods"}
 	identifier := options.InformerName.WithResource(gvr)
 	tweakListOptions := options.TweakListOptions
-	return cache.NewSharedIndexInformerWithOptions(
+	return cache.NewTypedSharedIndexInformer[*apiszhhnzwv2.CustomPod](cache.NewSharedIndexInformerWithOptions(
 		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListFunc: func(opts v1.ListOptions) (runtime.Object, error) {
 				if tweakListOptions != nil {
@@ -100,17 +152,57 @@ func NewCustomPodInformerWithOptions(client versioned.Interface, namespace strin
 			Indexers:     options.Indexers,
 			Identifier:   identifier,
 		},
-	)
+	))
 }
 
 func (f *customPodInformer) defaultInformer(client versioned.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewCustomPodInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
+	return NewTypedCustomPodInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
 }
 
 func (f *customPodInformer) Informer() cache.SharedIndexInformer {
-	return f.factory.InformerFor(&apiszhhnzwv2.CustomPod{}, f.defaultInformer)
+	return f.TypedInformer()
+}
+
+func (f *customPodInformer) TypedInformer() CustomPodIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*apiszhhnzwv2.CustomPod](f.factory.InformerFor(&apiszhhnzwv2.CustomPod{}, f.defaultInformer))
 }
 
 func (f *customPodInformer) Lister() zhhnzwv2.CustomPodLister {
 	return zhhnzwv2.NewCustomPodLister(f.Informer().GetIndexer())
+}
+
+// ToTypedCustomPodInformer converts an untyped informer into a TypedCustomPodInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *CustomPod. If that is not the case, calling type-safe methods of the returned
+// TypedCustomPodInformer leads to runtime panics. A safer alternative is to pass
+// around a TypedCustomPodInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToTypedCustomPodInformer(informer CustomPodInformer) TypedCustomPodInformer {
+	if informer, ok := informer.(TypedCustomPodInformer); ok {
+		return informer
+	}
+	return &customPodTypedInformerAdapter{informer}
+}
+
+type customPodTypedInformerAdapter struct {
+	CustomPodInformer
+}
+
+func (a *customPodTypedInformerAdapter) TypedInformer() CustomPodIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*apiszhhnzwv2.CustomPod](a.Informer())
+}
+
+// ToCustomPodIndexInformer converts an untyped informer into a CustomPodIndexInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *CustomPod. If that is not the case, calling type-safe methods of the returned
+// CustomPodIndexInformer leads to runtime panics. A safer alternative is to pass
+// around a CustomPodIndexInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToCustomPodIndexInformer(informer cache.SharedIndexInformer) CustomPodIndexInformer {
+	if informer, ok := informer.(CustomPodIndexInformer); ok {
+		return informer
+	}
+	return cache.NewTypedSharedIndexInformer[*apiszhhnzwv2.CustomPod](informer)
 }

@@ -25,7 +25,7 @@ import (
 // Interface provides access to all the informers in this group version.
 type Interface interface {
 	// CustomPods returns a CustomPodInformer.
-	CustomPods() CustomPodInformer
+	CustomPods() TypedCustomPodInformer
 }
 
 type version struct {
@@ -39,7 +39,7 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
 }
 
-// CustomPods returns a CustomPodInformer.
-func (v *version) CustomPods() CustomPodInformer {
+// CustomPods returns a TypedCustomPodInformer.
+func (v *version) CustomPods() TypedCustomPodInformer {
 	return &customPodInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
