@@ -59,7 +59,15 @@ func run(ctx context.Context, listen, stateFile string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: backend.NewHandler(store, logger), ReadHeaderTimeout: 10 * time.Second}
+	// Every phase of a request is bounded, so that slow or stalled clients
+	// cannot hold connections (and their goroutines) open for ever.
+	srv := &http.Server{
+		Handler:           backend.NewHandler(store, logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("Serving the network API", "address", ln.Addr().String())

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
+	"unicode"
 )
 
 // Network is one network in the backend.
@@ -67,15 +69,32 @@ func FindByName(ctx context.Context, c Client, name string) (Network, error) {
 	return networks[0], nil
 }
 
+// The longest name and description the backend keeps: "namespace/name" of
+// a Network (63 + 1 + 253), and Neutron's 255 for a description.
+const (
+	MaxNameLength        = 317
+	MaxDescriptionLength = 255
+)
+
 // Validate checks n the way the Network CRD's schema checks a Network: the
 // backend must not trust its callers to have been admitted by that schema.
 func Validate(n Network) error {
-	if n.Name == "" {
+	if strings.TrimSpace(n.Name) == "" {
 		return fmt.Errorf("%w: name is required", ErrInvalid)
+	}
+	if len(n.Name) > MaxNameLength || strings.ContainsFunc(n.Name, unicode.IsControl) {
+		return fmt.Errorf("%w: name must be at most %d printable characters, got %d", ErrInvalid, MaxNameLength, len(n.Name))
+	}
+	if len(n.Description) > MaxDescriptionLength {
+		return fmt.Errorf("%w: description must be at most %d bytes, got %d", ErrInvalid, MaxDescriptionLength, len(n.Description))
 	}
 	prefix, err := netip.ParsePrefix(n.CIDR)
 	if err != nil || prefix != prefix.Masked() {
 		return fmt.Errorf("%w: cidr %q is not a CIDR with no host bits set", ErrInvalid, n.CIDR)
+	}
+	// CEL's isCIDR, which the CRD uses, refuses IPv4-mapped IPv6 ranges.
+	if prefix.Addr().Is4In6() {
+		return fmt.Errorf("%w: cidr %q is an IPv4-mapped IPv6 range; write it as IPv4", ErrInvalid, n.CIDR)
 	}
 	gateway, err := netip.ParseAddr(n.GatewayIP)
 	if err != nil {

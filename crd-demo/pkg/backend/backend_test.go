@@ -103,6 +103,11 @@ func TestHTTPErrors(t *testing.T) {
 		{"host bits", Network{Name: "ns/b", CIDR: "10.0.0.1/8", GatewayIP: "10.0.0.1"}, ErrInvalid, "cidr"},
 		{"bad gateway", Network{Name: "ns/b", CIDR: "10.0.0.0/8", GatewayIP: "10.0.0"}, ErrInvalid, "gateway_ip"},
 		{"gateway outside", Network{Name: "ns/b", CIDR: "10.0.0.0/8", GatewayIP: "192.168.0.1"}, ErrInvalid, "not inside"},
+		{"blank name", Network{Name: "   ", CIDR: "10.0.0.0/8", GatewayIP: "10.0.0.1"}, ErrInvalid, "name is required"},
+		{"NUL in name", Network{Name: "ns/b\x00", CIDR: "10.0.0.0/8", GatewayIP: "10.0.0.1"}, ErrInvalid, "printable"},
+		{"long name", Network{Name: "ns/" + strings.Repeat("b", MaxNameLength), CIDR: "10.0.0.0/8", GatewayIP: "10.0.0.1"}, ErrInvalid, "at most 317"},
+		{"long description", Network{Name: "ns/b", CIDR: "10.0.0.0/8", GatewayIP: "10.0.0.1", Description: strings.Repeat("d", MaxDescriptionLength+1)}, ErrInvalid, "description"},
+		{"IPv4-mapped cidr", Network{Name: "ns/b", CIDR: "::ffff:10.0.0.0/120", GatewayIP: "::ffff:10.0.0.1"}, ErrInvalid, "IPv4-mapped"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.Create(ctx, tc.network)
@@ -157,6 +162,14 @@ func TestHTTPWireFormat(t *testing.T) {
 	if code, body := do("POST", "/v2.0/networks", `{"network": {"name": "ns/b", "cidr": "10.0.0.0/8", "gateway_ip": "10.0.0.1", "mtu": 1500}}`); code != 400 ||
 		!strings.Contains(body, `"NeutronError"`) || !strings.Contains(body, "mtu") {
 		t.Fatalf("unknown field: %d %s", code, body)
+	}
+	if code, body := do("POST", "/v2.0/networks", `{"network": {"name": "ns/c", "cidr": "10.0.0.0/8", "gateway_ip": "10.0.0.1"}} GARBAGE`); code != 400 ||
+		!strings.Contains(body, "after the JSON value") {
+		t.Fatalf("trailing data: %d %s", code, body)
+	}
+	big := `{"network": {"name": "ns/d", "cidr": "10.0.0.0/8", "gateway_ip": "10.0.0.1", "description": "` + strings.Repeat("x", MaxBodyBytes) + `"}}`
+	if code, body := do("POST", "/v2.0/networks", big); code != 413 || !strings.Contains(body, `"type":"RequestEntityTooLarge"`) {
+		t.Fatalf("body over %d bytes: %d %.200s", MaxBodyBytes, code, body)
 	}
 	if code, body := do("GET", "/v2.0/networks/nope", ""); code != 404 || !strings.Contains(body, `"type":"NetworkNotFound"`) {
 		t.Fatalf("not found: %d %s", code, body)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"k8s.io/klog/v2"
@@ -37,8 +38,8 @@ type errorBody struct {
 //	DELETE /v2.0/networks/{id}         204
 //	GET    /healthz                    200 ok
 //
-// Errors are 400 (invalid network or body), 404 (no such network) and 409
-// (name taken). Every request is logged at -v=2.
+// Errors are 400 (invalid network or body), 404 (no such network), 409
+// (name taken) and 413 (a body over MaxBodyBytes). Every request is logged at -v=2.
 func NewHandler(store Client, logger klog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v2.0/networks", func(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +55,7 @@ func NewHandler(store Client, logger klog.Logger) http.Handler {
 	})
 	mux.HandleFunc("POST /v2.0/networks", func(w http.ResponseWriter, r *http.Request) {
 		var body networkBody
-		if err := decode(r, &body); err != nil {
+		if err := decode(w, r, &body); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -83,7 +84,7 @@ func NewHandler(store Client, logger klog.Logger) http.Handler {
 			return
 		}
 		body := networkBody{Network: n}
-		if err := decode(r, &body); err != nil {
+		if err := decode(w, r, &body); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -108,11 +109,34 @@ func NewHandler(store Client, logger klog.Logger) http.Handler {
 	return logRequests(mux, logger)
 }
 
-// decode reads a JSON body into v, refusing fields the API does not have.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+// MaxBodyBytes bounds a request body: a network is a few hundred bytes, and
+// without a bound one request of 64 MiB made the backend allocate 931 MiB.
+const MaxBodyBytes = 1 << 20
+
+// errTooLarge answers 413 Request Entity Too Large.
+var errTooLarge = errors.New("request body too large")
+
+// decode reads one JSON value from the body into v, refusing fields the API
+// does not have, anything after the value, and bodies over MaxBodyBytes.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	err := dec.Decode(v)
+	if err == nil {
+		// Decode stops at the value's end: read on, to see trailing data.
+		var extra json.RawMessage
+		if e := dec.Decode(&extra); e != io.EOF {
+			err = fmt.Errorf("unexpected data after the JSON value (%v)", e)
+			if tooLarge := new(http.MaxBytesError); errors.As(e, &tooLarge) {
+				err = e
+			}
+		}
+	}
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return fmt.Errorf("%w: at most %d bytes", errTooLarge, tooLarge.Limit)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: request body: %v", ErrInvalid, err)
 	}
 	return nil
@@ -134,6 +158,8 @@ func writeError(w http.ResponseWriter, err error) {
 		code, typ = http.StatusNotFound, "NetworkNotFound"
 	case errors.Is(err, ErrConflict):
 		code, typ = http.StatusConflict, "NetworkNameConflict"
+	case errors.Is(err, errTooLarge):
+		code, typ = http.StatusRequestEntityTooLarge, "RequestEntityTooLarge"
 	}
 	var body errorBody
 	body.NeutronError.Type = typ
