@@ -9,9 +9,10 @@
 // for a client of v1, and a CRD has one conversion webhook for the cluster.
 // So the tests use v2 objects (each module's v2 sample) and run side by side,
 // whoever the CRD's webhook points at; TestCustomPodConversion, which needs
-// the implementation's own webhook, has the CRD to itself (crdWebhook). In
-// the cluster, where the tests take turns, TestCustomPod checks conversion
-// on its own Deployment instead.
+// the implementation's own webhook, and TestCustomPodStorageMigration, which
+// has the CRD store v1 for a while, each have the CRD to themselves
+// (crdWebhook). In the cluster, where the tests take turns, TestCustomPod
+// checks both on its own Deployment instead.
 package custompod
 
 import (
@@ -88,10 +89,10 @@ var installing, makeRun sync.Mutex
 // install (the CRD's manifest names its module's Service) and a scaffold's
 // `make run` (hack/localwebhook points it at the manager) re-point it: they
 // hold it for reading, as long as they do, and installing too (an install
-// applies its manifest over what the CRD has). TestCustomPodConversion holds
-// it for writing, so that nothing re-points the CRD while it checks its
-// implementation's webhook. The order, to take several: makeRun,
-// installing, crdWebhook.
+// applies its manifest over what the CRD has). TestCustomPodConversion and
+// TestCustomPodStorageMigration hold it for writing, so that nothing
+// re-points or re-applies the CRD while they use their webhook. The order,
+// to take several: makeRun, installing, crdWebhook.
 var crdWebhook sync.RWMutex
 
 // localWebhookDone is what hack/localwebhook, in a scaffold's `make run`,
@@ -204,7 +205,8 @@ func deployKubebuilderLayout(h *harness.H, dir string) *harness.Deployed {
 
 // TestCustomPod follows the articles with each implementation. In the
 // cluster it then checks conversion on the Deployment it made (subtest
-// conversion): a Deployment of TestCustomPodConversion's own, deployed,
+// conversion; for crd-demo, the storage migration first, subtest
+// migration): a Deployment of TestCustomPodConversion's own, deployed,
 // waited for and undeployed for each implementation, took kind longer than
 // the checks themselves.
 func TestCustomPod(t *testing.T) {
@@ -214,6 +216,13 @@ func TestCustomPod(t *testing.T) {
 			parallel(t)
 			h := harness.New(t)
 			ctrl := testScale(h, impl)
+			if harness.InCluster() && impl.dir == "crd-demo" {
+				// The storage migration is the cluster's work, the
+				// webhook only converts: one implementation is enough.
+				t.Run("migration", func(t *testing.T) {
+					testStorageMigration(harness.New(t))
+				})
+			}
 			if harness.InCluster() {
 				// Last, since it takes the webhook (and so the
 				// controller) down for good. Its objects get a namespace
