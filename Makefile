@@ -63,6 +63,10 @@ outdated: ## Ask the Go module proxy for releases newer than each pin of version
 verify: cluster-cli ## Fail when a go.mod, a generated file or gofmt disagrees with what it should be.
 	@scripts/verify.sh
 
+.PHONY: scaffold-patches
+scaffold-patches: ## After an intended change to a scaffold file: write scripts/scaffold/*/patches again, then check.
+	@scripts/scaffold-check.sh -update
+
 ##@ Cluster
 
 .PHONY: cluster-cli

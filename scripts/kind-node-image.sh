@@ -11,13 +11,15 @@
 # Stages, each cached:
 #   1. binaries: kubelet, kubeadm, kube-proxy, kubectl, kube-apiserver,
 #      kube-controller-manager, kube-scheduler and etcd from k8s.io/kubernetes
-#      and etcd's module (scripts/tools.sh, bin/); containerd, ctr, crictl and
-#      CoreDNS from their Go modules; pause from pause.c in k8s.io/kubernetes.
+#      and etcd's module (scripts/tools.sh, bin/); containerd, ctr, crictl,
+#      CoreDNS and kube-router from their Go modules; pause from pause.c in
+#      k8s.io/kubernetes.
 #   2. rootfs: debootstrap of KIND_NODE_DEBIAN_SUITE with what a kind node runs
 #      (systemd, runc, iptables, conntrack, CNI plugins...), imported into Docker.
 #   3. control-plane images, named as `kubeadm config images list` prints them:
 #      each binary alone in a `docker import`ed image (kube-proxy on the rootfs,
-#      which has the iptables it runs).
+#      which has the iptables it runs); kube-router on the rootfs too (iptables,
+#      ipset), the NetworkPolicy enforcer of files/kind/manifests/default-cni.yaml.
 #   4. the node: images/kind-node/Dockerfile on the rootfs, with kind's entrypoint
 #      and node files taken from the pinned kind module.
 #   5. preload: containerd started in the node, the images imported into its
@@ -32,10 +34,11 @@ cache=$ROOT/.cache/kind-node
 context_dir=$ROOT/images/kind-node
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What a kind node runs (kind's images/base/Dockerfile installs the same set),
-# plus Debian's runc and CNI plugins, and busybox for the small helper images.
-packages=systemd,systemd-sysv,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,ca-certificates,curl,procps,bash,jq,socat,e2fsprogs,ebtables,runc,containernetworking-plugins,busybox-static
+# plus Debian's runc and CNI plugins, busybox for the small helper images, and
+# ipset for kube-router's image.
+packages=systemd,systemd-sysv,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,ca-certificates,curl,procps,bash,jq,socat,e2fsprogs,ebtables,runc,containernetworking-plugins,busybox-static,ipset
 
-pins="KUBERNETES_VERSION=$KUBERNETES_VERSION KIND_VERSION=$KIND_VERSION ETCD_VERSION=$ETCD_VERSION CONTAINERD_VERSION=$CONTAINERD_VERSION CRICTL_VERSION=$CRICTL_VERSION COREDNS_VERSION=$COREDNS_VERSION DISTRIBUTION_VERSION=$DISTRIBUTION_VERSION KIND_NODE_DEBIAN_SUITE=$KIND_NODE_DEBIAN_SUITE packages=$packages"
+pins="KUBERNETES_VERSION=$KUBERNETES_VERSION KIND_VERSION=$KIND_VERSION ETCD_VERSION=$ETCD_VERSION CONTAINERD_VERSION=$CONTAINERD_VERSION CRICTL_VERSION=$CRICTL_VERSION COREDNS_VERSION=$COREDNS_VERSION DISTRIBUTION_VERSION=$DISTRIBUTION_VERSION KUBE_ROUTER_VERSION=$KUBE_ROUTER_VERSION KIND_NODE_DEBIAN_SUITE=$KIND_NODE_DEBIAN_SUITE packages=$packages"
 inputs_hash() {
   {
     echo "$pins"
@@ -58,7 +61,7 @@ die() { printf 'kind-node-image: %s\n' "$*" >&2; exit 1; }
 # --- 1. binaries ---------------------------------------------------------------
 binaries() {
   "$ROOT/scripts/tools.sh" kube-apiserver kube-controller-manager kube-scheduler kubectl etcd \
-    kubelet kubeadm kube-proxy containerd containerd-shim-runc-v2 ctr crictl coredns registry
+    kubelet kubeadm kube-proxy containerd containerd-shim-runc-v2 ctr crictl coredns registry kube-router
   local kmod
   kmod=$(cd "$ROOT/tools" && GOWORK=off go list -m -f '{{.Dir}}' k8s.io/kubernetes)
   if [ "$(cat "$LOCALBIN/.stamps/pause" 2>/dev/null)" != "$KUBERNETES_VERSION" ]; then
@@ -122,6 +125,10 @@ busybox_pinned=docker.io/library/busybox:1.36
 curl_image=docker.io/curlimages/curl:latest
 # The images the node's docker.io mirror holds (pods pull them by these names).
 mirror_images=("$busybox_image" "$busybox_pinned" "$curl_image")
+# The NetworkPolicy enforcer's, which default-cni.yaml names (IfNotPresent):
+# preloaded like the control-plane images. A name of the project's own, as
+# it is not kube-router's published image.
+kube_router_image=docker.io/k8s-demo/kube-router:$KUBE_ROUTER_VERSION
 
 images_list=()
 load_images_list() {
@@ -157,9 +164,18 @@ control_plane_images() {
       *) die "kubeadm wants $i, which this script does not know how to build" ;;
     esac
   done
+  # kube-router runs iptables and ipset: it gets the node's rootfs too.
+  local dir
+  dir=$(mktemp -d)
+  cp "$LOCALBIN/kube-router" "$dir/"
+  printf 'FROM %s\nCOPY kube-router /usr/local/bin/kube-router\n' "$rootfs_tag" >"$dir/Dockerfile"
+  docker build -q -t "$kube_router_image" "$dir" >/dev/null
+  rm -rf "$dir"
+  docker run --rm --entrypoint bash "$kube_router_image" -c 'command -v ipset iptables-restore' >/dev/null ||
+    die "$kube_router_image lacks ipset or iptables"
+  say "made $kube_router_image (on $rootfs_tag)"
   # busybox, which the demos' pods run: Debian's busybox-static, with its
   # applets linked in /bin as the upstream image has them.
-  local dir
   dir=$(busybox_tree)
   tar -C "$dir" --numeric-owner --owner=0 --group=0 -c . |
     docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["sh"]' - "$busybox_image" >/dev/null
@@ -235,6 +251,10 @@ node() {
     jq 'del(.process.rlimits)' >"$ctx/cri-base.json"
   echo "$KUBERNETES_VERSION" >"$ctx/version"
   cp -r "$context_dir/files" "$context_dir/Dockerfile" "$ctx/"
+  # The enforcer's image, as control_plane_images tagged it.
+  sed -i "s#docker.io/k8s-demo/kube-router:KUBE_ROUTER_VERSION#$kube_router_image#" "$ctx/files/kind/manifests/default-cni.yaml"
+  grep -q "image: $kube_router_image\$" "$ctx/files/kind/manifests/default-cni.yaml" ||
+    die "could not set kube-router's image in default-cni.yaml"
   local b
   for b in kubelet kubeadm kubectl containerd containerd-shim-runc-v2 ctr crictl registry; do cp "$LOCALBIN/$b" "$ctx/bin/"; done
   docker build --build-arg ROOTFS="$rootfs_tag" -t "$stage_tag" "$ctx" | grep -E '^Step|containerd|runc|Kubernetes' || die "docker build of the node stage failed"
@@ -255,7 +275,7 @@ preload() {
     [ "$i" = 30 ] && { docker logs "$c" 2>&1 | tail -20 >&2; die "containerd did not start in the build container"; }
     sleep 1
   done
-  for i in "${images_list[@]}"; do
+  for i in "${images_list[@]}" "$kube_router_image"; do
     docker save "$i" | docker exec -i "$c" ctr --namespace=k8s.io images import --all-platforms --no-unpack --digests - >/dev/null ||
       die "importing $i into the node's containerd failed"
     say "preloaded $i"
@@ -283,7 +303,7 @@ preload() {
   say "${mirror_images[*]} are in the node's docker.io mirror"
   local have missing=()
   have=$(docker exec "$c" ctr --namespace=k8s.io images ls -q)
-  for i in "${images_list[@]}" "${mirror_images[@]}"; do
+  for i in "${images_list[@]}" "${mirror_images[@]}" "$kube_router_image"; do
     grep -qx "$i" <<<"$have" || missing+=("$i")
   done
   [ ${#missing[@]} -eq 0 ] || die "after the import the node's containerd lacks ${missing[*]}; it has: $(tr '\n' ' ' <<<"$have")"

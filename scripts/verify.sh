@@ -14,7 +14,7 @@ if [ "$want" != "$got" ]; then
   rc=1
 fi
 
-unformatted=$(cd "$ROOT" && gofmt -l $(modules) tools 2>&1)
+unformatted=$(cd "$ROOT" && gofmt -l $(modules) tools scripts/scaffold 2>&1)
 if [ -n "$unformatted" ]; then
   echo "gofmt: these files need formatting (run gofmt -w):" >&2
   echo "$unformatted" >&2
@@ -91,6 +91,12 @@ if [ -f "$ROOT/kubebuilder-demo/go.mod" ] && [ -f "$ROOT/operator-demo/go.mod" ]
     fi
   fi
 fi
+
+# Each scaffold is what the kubebuilder CLI writes for its README's commands,
+# plus the changes scripts/scaffold/DEMO/files.txt lists (a replay, in a
+# temporary directory).
+echo ">> the scaffolds are the kubebuilder CLI's output plus their listed changes"
+"$ROOT/scripts/scaffold-check.sh" || rc=1
 
 if [ $rc -ne 0 ]; then
   echo "verify: FAILED" >&2

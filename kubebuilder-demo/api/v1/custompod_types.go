@@ -18,6 +18,7 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // EDIT THIS FILE!  THIS IS SCAFFOLDING FOR YOU TO OWN!
@@ -112,5 +113,8 @@ type CustomPodList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&CustomPod{}, &CustomPodList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &CustomPod{}, &CustomPodList{})
+		return nil
+	})
 }

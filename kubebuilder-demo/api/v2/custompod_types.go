@@ -18,6 +18,7 @@ package v2
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // CustomPodSpec defines the desired state of CustomPod
@@ -123,5 +124,8 @@ type CustomPodList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&CustomPod{}, &CustomPodList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &CustomPod{}, &CustomPodList{})
+		return nil
+	})
 }

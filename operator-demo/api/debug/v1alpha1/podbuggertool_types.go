@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // EDIT THIS FILE!  THIS IS SCAFFOLDING FOR YOU TO OWN!
@@ -106,5 +107,8 @@ type PodBuggerToolList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&PodBuggerTool{}, &PodBuggerToolList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &PodBuggerTool{}, &PodBuggerToolList{})
+		return nil
+	})
 }

@@ -119,7 +119,7 @@ type CustomPodReconciler struct {
 // plugin only allows to whoever may update the owner's finalizers.
 //
 // For more details, check Reconcile and its Result here:
-// - https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.24.1/pkg/reconcile
+// - https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.25.0/pkg/reconcile
 func (r *CustomPodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var cp zhhnzwv2.CustomPod
 	if err := r.Get(ctx, req.NamespacedName, &cp); err != nil {
