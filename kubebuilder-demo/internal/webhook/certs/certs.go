@@ -56,13 +56,17 @@ import (
 // The rotator reads and updates the Secret (in the manager's namespace only:
 // a Role, not a ClusterRole, as no other Secret is its business), and writes
 // the CA into the CRDs' conversion webhooks (cluster-scoped: a watch cannot
-// be limited to one name, so get;list;watch on every CRD, though it updates
-// only those of ConversionCRDs). The Secret is created empty by
+// be limited to one name, so get;list;watch on every CRD). Writes are
+// limited to the objects it is given (resourceNames, after config/default's
+// namePrefix): without them, its token could rewrite every CRD's conversion
+// webhook in the cluster. The Secret is created empty by
 // config/default: the rotator fills it, it never creates it. The roles are
 // the rotator's own (roleName), not manager-role: the manager needs neither
 // when something else issues the certificate.
-// +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,verbs=get;list;watch;update
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,resourceNames=kubebuilder-demo-webhook-server-cert,verbs=update
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,resourceNames=custompods.zhhnzw.mock.com,verbs=update
 
 // Options say where the certificate goes and who trusts it.
 type Options struct {

@@ -58,14 +58,20 @@ import (
 // a Role, not a ClusterRole, as no other Secret is its business), and writes
 // the CA into the webhook configurations and the CRDs' conversion webhooks
 // (cluster-scoped: a watch cannot be limited to some names, so get;list;watch
-// on every one, though it updates only those of Options). The Secret is
+// on every one). Writes are limited to the objects it is given
+// (resourceNames, after config/default's namePrefix): without them, its
+// token could rewrite every CRD and every webhook configuration in the
+// cluster. The Secret is
 // created empty by config/default: the rotator fills it, it never creates it.
 // The roles are the rotator's own (roleName), not manager-role, so that
 // config/manifests can leave them out of the bundle: under OLM nothing runs
 // the rotator.
-// +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,verbs=get;list;watch;update
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,roleName=webhook-cert-rotator,resources=validatingwebhookconfigurations,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,resourceNames=operator-demo-webhook-server-cert,verbs=update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,roleName=webhook-cert-rotator,resources=validatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,roleName=webhook-cert-rotator,resources=validatingwebhookconfigurations,resourceNames=operator-demo-validating-webhook-configuration,verbs=update
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,resourceNames=custompods.zhhnzw.mock.com,verbs=update
 
 // Options say where the certificate goes and who trusts it.
 type Options struct {
