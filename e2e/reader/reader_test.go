@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,6 +79,7 @@ func TestReader(t *testing.T) {
 		// In a network of its own, the Go module proxy is out of reach: the
 		// module cache gets here what a reader's go commands would fetch.
 		downloadModules(t, root)
+		scaffoldModules(t, root)
 		t.Logf("%s: the module cache filled (go mod download)", at())
 	}
 	pass := func(name, shell string, chapters []string, alone bool) {
@@ -122,6 +124,43 @@ func downloadModules(t *testing.T, root string) {
 	}
 }
 
+// scaffoldModules fills the module cache with what chapter 3's step 1 (the
+// kubebuilder CLI's init and create api, and the controller-gen it installs)
+// downloads, by running those commands once in a scratch directory.
+func scaffoldModules(t *testing.T, root string) {
+	dir := t.TempDir()
+	kubebuilder := filepath.Join(root, "bin", "kubebuilder")
+	for _, args := range [][]string{
+		{"init", "--domain", "mock.com", "--repo", "example.com/k8s-demo/kubebuilder-demo"},
+		{"create", "api", "--group", "zhhnzw", "--version", "v1", "--kind", "CustomPod", "--resource", "--controller"},
+	} {
+		cmd := exec.Command(kubebuilder, args...)
+		// Not the repository's make variables (make test's LOCALBIN would
+		// be the scaffold's too): the scaffold's Makefile installs
+		// controller-gen into its own bin/, as for a reader.
+		env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+			return strings.HasPrefix(kv, "LOCALBIN=") || strings.HasPrefix(kv, "MAKEFLAGS=") || strings.HasPrefix(kv, "MAKELEVEL=")
+		})
+		cmd.Dir, cmd.Env = dir, append(env, "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kubebuilder %s (to fill the module cache; run make tools first): %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	t.Logf("%s: the module cache holds what kubebuilder init and create api download", at())
+}
+
+// offlineGoproxy is GOPROXY for a reader in a network of its own: the
+// module cache, which downloadModules and scaffoldModules filled with what
+// the proxy would serve (checksums included), as chapter 3 tells a reader
+// without a network to do.
+func offlineGoproxy(t *testing.T) string {
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOMODCACHE: %v", err)
+	}
+	return "GOPROXY=file://" + filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
+}
+
 // newReader opens a reader's terminals on clone, with an empty HOME of
 // their own.
 func newReader(t *testing.T, shell, clone string, network []string) *Terminals {
@@ -134,7 +173,11 @@ func newReader(t *testing.T, shell, clone string, network []string) *Terminals {
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	terms, err := NewTerminals(shell, clone, scratch, readerEnv(t, clone, home), network)
+	env := readerEnv(t, clone, home)
+	if network != nil {
+		env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GOPROXY=") }), offlineGoproxy(t))
+	}
+	terms, err := NewTerminals(shell, clone, scratch, env, network)
 	if err != nil {
 		t.Fatal(err)
 	}
