@@ -187,6 +187,8 @@ func kubebuilderLayout(name, dir string) implementation {
 				}()
 			}
 			h.WaitForLog(p, startingWorkers, 10*time.Minute)
+			// Its webhook server and health probes serve this machine only.
+			h.RequireLoopbackOnly(p)
 			return p
 		},
 		deploy: func(h *harness.H) *harness.Deployed { return deployKubebuilderLayout(h, dir) },

@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"example.com/k8s-demo/e2e/cluster"
 )
 
 // ProcessSpec describes a program to run beside the cluster, typically a
@@ -164,4 +169,63 @@ func (p *Process) ExitErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err
+}
+
+// Listening returns the TCP addresses that the process, and every process
+// it started (its process group: `make run` starts go, go the manager),
+// listen on, by pid. It reads /proc: Linux only.
+func (p *Process) Listening() (map[int][]string, error) {
+	p.mu.Lock()
+	pgid := p.cmd.Process.Pid
+	p.mu.Unlock()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return nil, err
+	}
+	found := map[int][]string{}
+	for _, stat := range stats {
+		data, err := os.ReadFile(stat)
+		if err != nil {
+			continue // gone since the glob
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so count
+		// from its closing parenthesis.
+		fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		if len(fields) < 3 || fields[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(stat)))
+		addrs, err := cluster.Listening(pid)
+		if err != nil {
+			continue // exited while being read
+		}
+		if len(addrs) > 0 {
+			found[pid] = addrs
+		}
+	}
+	return found, nil
+}
+
+// RequireLoopbackOnly fails the test if p, or a process it started, listens
+// on every interface (0.0.0.0 or [::]): a local run serves only this machine.
+func (h *H) RequireLoopbackOnly(p *Process) {
+	h.Helper()
+	if runtime.GOOS != "linux" {
+		h.Logf("%s's listeners not checked: they are read from /proc, which only Linux has", p.Spec.Name)
+		return
+	}
+	found, err := p.Listening()
+	if err != nil {
+		h.Fatal(err)
+	}
+	if len(found) == 0 {
+		h.Fatalf("%s: want its processes to listen on the loopback interface, found no listener at all", p.Spec.Name)
+	}
+	for pid, addrs := range found {
+		for _, a := range addrs {
+			if cluster.Wildcard(a) {
+				h.Errorf("%s: pid %d listens on %s, every interface: want the loopback interface only (its listeners: %v)", p.Spec.Name, pid, a, addrs)
+			}
+		}
+	}
 }

@@ -83,6 +83,7 @@ func main() {
 	var metricsCertPath, metricsCertName, metricsCertKey string
 	var webhookCertPath, webhookCertName, webhookCertKey string
 	var webhookPort int
+	var webhookHost string
 	var webhookCertRotation bool
 	var webhookCertNamespace, webhookCertSecret, webhookService string
 	var enableLeaderElection bool
@@ -108,6 +109,10 @@ func main() {
 	flag.StringVar(&webhookCertKey, "webhook-cert-key", "tls.key", "The name of the webhook key file.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port the webhook server listens on. "+
 		"Defaults to 9443. Set -1 to disable the webhook server.")
+	// Not part of the scaffold: `make run` binds the webhook server to the
+	// address the API server reaches it at, not every interface of the
+	// machine it runs on.
+	flag.StringVar(&webhookHost, "webhook-host", "", "The address the webhook server binds to. Default: every interface.")
 	// Not part of the scaffold, which has cert-manager issue the webhook's
 	// certificate (internal/webhook/certs says why). The defaults are the
 	// names config/default gives the Secret and the Service.
@@ -172,6 +177,7 @@ func main() {
 	webhookTLSOpts := tlsOpts
 	webhookServerOptions := webhook.Options{
 		TLSOpts: webhookTLSOpts,
+		Host:    webhookHost,
 		Port:    webhookPort,
 	}
 
