@@ -200,14 +200,14 @@ func envOr(key, def string) string {
 	return def
 }
 
-// ControlPlane returns the cluster's provider if it can stop and start the
-// API server (kwok can). With E2E_KUBECONFIG the provider is "existing"; the
-// one CLUSTER names is used instead when its kubeconfig is that same file.
-func (e *Env) ControlPlane() (cluster.ControlPlane, error) {
-	if cp, ok := e.Provider.(cluster.ControlPlane); ok {
-		return cp, nil
-	}
+// Maker returns the provider that made the cluster under test. With
+// E2E_KUBECONFIG the provider is "existing"; the one CLUSTER names is used
+// instead when its kubeconfig is that same file.
+func (e *Env) Maker() (cluster.Provider, error) {
 	name := envOr("CLUSTER", "kwok")
+	if e.Provider.Name() != "existing" || name == "existing" {
+		return e.Provider, nil
+	}
 	opts, err := cluster.OptionsFromEnv(e.Root)
 	if err != nil {
 		return nil, err
@@ -217,12 +217,22 @@ func (e *Env) ControlPlane() (cluster.ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.Kubeconfig() != e.Kubeconfig {
+		return nil, fmt.Errorf("the cluster under test (kubeconfig %s) is not the %s cluster %q (kubeconfig %s)", e.Kubeconfig, name, opts.Name, p.Kubeconfig())
+	}
+	return p, nil
+}
+
+// ControlPlane returns the cluster's provider if it can stop and start the
+// API server (kwok can).
+func (e *Env) ControlPlane() (cluster.ControlPlane, error) {
+	p, err := e.Maker()
+	if err != nil {
+		return nil, fmt.Errorf("%w: not stopping either", err)
+	}
 	cp, ok := p.(cluster.ControlPlane)
 	if !ok {
-		return nil, fmt.Errorf("the %s provider cannot stop and start its API server", name)
-	}
-	if p.Kubeconfig() != e.Kubeconfig {
-		return nil, fmt.Errorf("the cluster under test (kubeconfig %s) is not the %s cluster %q (kubeconfig %s): not stopping either", e.Kubeconfig, name, opts.Name, p.Kubeconfig())
+		return nil, fmt.Errorf("the %s provider cannot stop and start its API server", p.Name())
 	}
 	return cp, nil
 }

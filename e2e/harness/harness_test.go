@@ -291,13 +291,17 @@ func TestWaitForLog(t *testing.T) {
 // machine joins.
 func TestClusterProcessesListenOnLoopbackOnly(t *testing.T) {
 	h := New(t)
-	p, ok := h.Env.Provider.(cluster.Processes)
+	maker, err := h.Env.Maker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := maker.(cluster.Processes)
 	if !ok {
-		t.Skipf("the %s provider's components are not processes of this machine", h.Env.Provider.Name())
+		t.Skipf("the %s provider's components are not processes of this machine", maker.Name())
 	}
 	pids := p.ProcessIDs()
 	if len(pids) == 0 {
-		t.Fatalf("the %s provider names no processes", h.Env.Provider.Name())
+		t.Fatalf("the %s provider names no processes", maker.Name())
 	}
 	for name, pid := range pids {
 		addrs, err := cluster.Listening(pid)
