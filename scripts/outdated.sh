@@ -33,6 +33,7 @@ pins=(
   "HUGO_VERSION|github.com/gohugoio/hugo"
   "D2_VERSION|oss.terrastruct.com/d2"
   "HEXTRA_VERSION|github.com/imfing/hextra"
+  "KUBE_ROUTER_VERSION|github.com/cloudnativelabs/kube-router/v2"
 )
 
 # go_needed MODULE VERSION: the go directive of MODULE's go.mod at VERSION.

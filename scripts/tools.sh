@@ -62,6 +62,8 @@ optional=(
   "crictl|$CRICTL_VERSION|wrap:sigs.k8s.io/cri-tools@$CRICTL_VERSION:sigs.k8s.io/cri-tools/cmd/crictl|"
   "coredns|$COREDNS_VERSION-$(main_hash coredns)|main:github.com/coredns/coredns@$COREDNS_VERSION:images/kind-node/coredns|"
   "registry|$DISTRIBUTION_VERSION-$(main_hash registry)|main:github.com/distribution/distribution/v3@$DISTRIBUTION_VERSION:images/kind-node/registry|"
+  # Its NetworkPolicy enforcer; versions.env says why this one, and why only its firewall runs.
+  "kube-router|$KUBE_ROUTER_VERSION|github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION|"
 )
 
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
