@@ -2,7 +2,9 @@ package crd_test
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"example.com/k8s-demo/crd-demo/internal/testenv"
+	"example.com/k8s-demo/crd-demo/pkg/backend"
 )
 
 // apiServer runs etcd and kube-apiserver with the CRDs of this directory
@@ -130,7 +133,91 @@ func TestNetworkValidation(t *testing.T) {
 			[]string{"spec.cidr", "must be of type string"}},
 		{"unknown field", network("unknown", "spec:\n  cidr: 192.168.0.0/16\n  gateway: 192.168.0.1\n  mtu: 1500"),
 			[]string{`unknown field "spec.mtu"`}},
+		// Addresses that can never work (issue 35, item 5).
+		{"gateway is the network address", network("gw-network", "spec:\n  cidr: 10.0.0.0/24\n  gateway: 10.0.0.0"),
+			[]string{"spec.gateway", "must not be the network address"}},
+		{"gateway is the broadcast address", network("gw-broadcast", "spec:\n  cidr: 10.0.0.0/24\n  gateway: 10.0.0.255"),
+			[]string{"spec.gateway", "must not be the broadcast address"}},
+		{"gateway is the last address of a /31", network("gw-31", "spec:\n  cidr: 10.0.0.0/31\n  gateway: 10.0.0.1"), nil},
+		{"every IPv4 address", network("all-v4", "spec:\n  cidr: 0.0.0.0/0\n  gateway: 10.0.0.1"),
+			[]string{"spec.cidr", "must not be 0.0.0.0/0 or ::/0"}},
+		{"every IPv6 address", network("all-v6", "spec:\n  cidr: ::/0\n  gateway: fd00::1"),
+			[]string{"spec.cidr", "must not be 0.0.0.0/0 or ::/0"}},
+		{"loopback", network("loopback", "spec:\n  cidr: 127.0.0.0/8\n  gateway: 127.0.0.1"),
+			[]string{"spec.cidr", "must not overlap the loopback"}},
+		{"multicast", network("multicast", "spec:\n  cidr: 224.0.0.0/4\n  gateway: 224.0.0.1"),
+			[]string{"spec.cidr", "must not overlap", "multicast (224.0.0.0/4"}},
+		{"link-local", network("link-local", "spec:\n  cidr: 169.254.0.0/16\n  gateway: 169.254.0.1"),
+			[]string{"spec.cidr", "must not overlap", "link-local (169.254.0.0/16"}},
 	})
+}
+
+// TestNetworkValidationAgreesWithBackend sends the same networks to the API
+// server, through the CRD, and to the backend's Validate: each must accept
+// what the other accepts, so that a Network the API server admits is never
+// refused by the backend, and the backend trusts no caller to have been
+// admitted.
+func TestNetworkValidationAgreesWithBackend(t *testing.T) {
+	cfg := apiServer.Config(t)
+	client := dynamic.NewForConfigOrDie(cfg)
+	ns := newNamespace(t, cfg)
+	type pair struct{ cidr, gateway string }
+	// The broadcast rule computes the last address octet by octet: try every
+	// IPv4 prefix length from /8 on, its first, second, second to last and
+	// last address.
+	var every []pair
+	for bits := 8; bits <= 32; bits++ {
+		p := netip.PrefixFrom(netip.MustParseAddr("10.123.45.67"), bits).Masked()
+		first := binary.BigEndian.Uint32(p.Addr().AsSlice())
+		last := first | (1<<(32-bits) - 1)
+		for _, a := range []uint32{first, first + 1, last - 1, last} {
+			every = append(every, pair{p.String(), netip.AddrFrom4([4]byte(binary.BigEndian.AppendUint32(nil, a))).String()})
+		}
+	}
+	for _, tc := range append(every, []pair{
+		{"192.168.0.0/16", "192.168.0.1"},
+		{"192.168.0.0/16", "192.168.255.254"},
+		{"192.168.0.0/16", "192.168.255.255"},
+		{"192.168.0.0/16", "192.168.0.0"},
+		{"192.168.0.0/20", "192.168.15.255"},
+		{"192.168.0.0/20", "192.168.7.255"},
+		{"10.0.0.0/8", "10.255.255.255"},
+		{"8.0.0.0/5", "15.255.255.255"},
+		{"10.0.0.0/30", "10.0.0.3"},
+		{"10.0.0.0/30", "10.0.0.2"},
+		{"10.0.0.0/31", "10.0.0.0"},
+		{"10.0.0.0/31", "10.0.0.1"},
+		{"10.0.0.4/32", "10.0.0.4"},
+		{"10.0.0.0/24", "10.0.1.1"},
+		{"fd00::/64", "fd00::"},
+		{"fd00::/64", "fd00::1"},
+		{"fd00::/64", "fd00::ffff:ffff:ffff:ffff"},
+		{"fd00::/127", "fd00::"},
+		{"fd00::/64", "10.0.0.1"},
+		{"0.0.0.0/0", "10.0.0.1"},
+		{"::/0", "fd00::1"},
+		{"128.0.0.0/1", "128.0.0.1"},
+		{"127.0.0.0/8", "127.0.0.1"},
+		{"120.0.0.0/5", "120.0.0.1"},
+		{"::1/128", "::1"},
+		{"169.254.0.0/16", "169.254.0.1"},
+		{"fe80::/64", "fe80::1"},
+		{"224.0.0.0/4", "224.0.0.1"},
+		{"ff05::/16", "ff05::1"},
+		{"240.0.0.0/4", "240.0.0.1"},
+	}...) {
+		manifest := network("agree", "spec:\n  cidr: '"+tc.cidr+"'\n  gateway: '"+tc.gateway+"'")
+		var obj unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(manifest), &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		_, apiErr := client.Resource(networks).Namespace(ns).Create(context.Background(), &obj,
+			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		backendErr := backend.Validate(backend.Network{Name: ns + "/agree", CIDR: tc.cidr, GatewayIP: tc.gateway})
+		if (apiErr == nil) != (backendErr == nil) {
+			t.Errorf("cidr %s, gateway %s: the API server says %v, the backend %v", tc.cidr, tc.gateway, apiErr, backendErr)
+		}
+	}
 }
 
 func customPod(name, spec string) string {

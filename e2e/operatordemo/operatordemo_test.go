@@ -332,19 +332,15 @@ func TestVpc(t *testing.T) {
 	expectManaged(h, "vpc-controller", "network.mock.com/vpc=vpc-sample",
 		"/apis/network.mock.com/v1/namespaces/"+h.Namespace+"/vpcs/vpc-sample")
 
-	// Three equal subnets cannot be carved: refused, with a reason and an event.
-	h.Kubectl("patch", "vpc", "vpc-sample", "--type=merge", "-p", `{"spec":{"subnetnum":3}}`)
-	h.WaitFor("vpc-sample to say it cannot carve 3 subnets", time.Minute, func(ctx context.Context) (bool, string, error) {
-		var vpc vpcStatus
-		if err := get(ctx, h, "/apis/network.mock.com/v1/namespaces/"+h.Namespace+"/vpcs/vpc-sample", &vpc); err != nil {
-			return false, "", err
-		}
-		ready, reason := readyCondition(vpc.Status.Conditions)
-		return ready == "False" && reason == "InvalidSubnetting", fmt.Sprintf("Ready=%s reason=%s", ready, reason), nil
-	})
-	if out := h.Kubectl("get", "events", "--field-selector", "involvedObject.name=vpc-sample,type=Warning"); !strings.Contains(out, "InvalidSubnetting") {
-		t.Errorf("no InvalidSubnetting warning event:\n%s", out)
+	// Three equal subnets cannot be carved: the CRD's CEL refuses the change,
+	// naming the field, and the Vpc keeps its two subnets. (The controller's
+	// own refusal, InvalidSubnetting, is for a Vpc stored before that rule:
+	// vpc_controller_test.go.)
+	if out, err := h.KubectlErr("patch", "vpc", "vpc-sample", "--type=merge", "-p", `{"spec":{"subnetnum":3}}`); err == nil ||
+		!strings.Contains(out, "spec.subnetnum: Invalid value: 3: must be a power of two") {
+		t.Errorf("subnetnum 3: want it refused at admission, naming spec.subnetnum; err=%v:\n%s", err, out)
 	}
+	waitForSubnets("10.0.0.0/17", "10.0.128.0/17")
 	h.ExpectEvent("Vpc", "vpc-sample", "SuccessfulCreate")
 }
 
@@ -415,6 +411,10 @@ func TestVpcOverlapRefused(t *testing.T) {
 // The sample PodBuggerTool's debugger: an ephemeral container named after it.
 const debuggerName = "debugger-podbuggertool-sample"
 
+// runAsNobody is kubectl run's --overrides for a pod that runs as a user
+// other than root, as chapter 4's debug-me.
+const runAsNobody = `{"apiVersion":"v1","spec":{"securityContext":{"runAsUser":65534}}}`
+
 // ephemeral lists a pod's ephemeral containers: "name image target" each.
 func ephemeral(p *corev1.Pod) []string {
 	var out []string
@@ -434,30 +434,14 @@ func TestPodBuggerTool(t *testing.T) {
 	h := harness.New(t)
 	h.Track("podbuggertool/podbuggertool-sample", "pod/debug-me", "pod/leave-me")
 	startManager(h)
-	h.Kubectl("run", "debug-me", "--image=busybox", "--labels=debug.mock.com/debug=true", "--", "sleep", "3600")
+	// As chapter 4: busybox's image runs as root, and the debugger may not
+	// (kubectl debug --profile=restricted's securityContext): the pod names
+	// another user, which the debugger runs as too.
+	h.Kubectl("run", "debug-me", "--image=busybox", "--labels=debug.mock.com/debug=true", "--overrides="+runAsNobody, "--", "sleep", "3600")
 	h.Kubectl("run", "leave-me", "--image=busybox", "--", "sleep", "3600")
 	h.KubectlIn(h.Path("operator-demo"), "apply", "-f", "config/samples/debug_v1alpha1_podbuggertool.yaml")
 
-	want := debuggerName + " busybox debug-me"
-	h.WaitFor("debug-me to get the sample's debugger, and the PodBuggerTool to count it", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
-		pod, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(ctx, "debug-me", metav1.GetOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		var tool struct {
-			Status struct {
-				DebuggedPods int32              `json:"debuggedPods"`
-				Conditions   []metav1.Condition `json:"conditions"`
-			} `json:"status"`
-		}
-		if err := get(ctx, h, "/apis/debug.mock.com/v1alpha1/namespaces/"+h.Namespace+"/podbuggertools/podbuggertool-sample", &tool); err != nil {
-			return false, "", err
-		}
-		ready, _ := readyCondition(tool.Status.Conditions)
-		ecs := ephemeral(pod)
-		return slices.Equal(ecs, []string{want}) && tool.Status.DebuggedPods == 1 && ready == "True",
-			fmt.Sprintf("debug-me's ephemeral containers %q (want %q); debuggedPods %d; Ready=%s", ecs, want, tool.Status.DebuggedPods, ready), nil
-	})
+	waitForDebugger(h, "debug-me to get the sample's debugger, and the PodBuggerTool to count it")
 	left, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(t.Context(), "leave-me", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -471,30 +455,119 @@ func TestPodBuggerTool(t *testing.T) {
 		}
 	}
 
-	if runsContainers(t.Context(), h) {
-		h.WaitFor("the debugger to run", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
-			pod, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(ctx, "debug-me", metav1.GetOptions{})
-			if err != nil {
-				return false, "", err
-			}
-			for _, s := range pod.Status.EphemeralContainerStatuses {
-				if s.Name == debuggerName {
-					return s.State.Running != nil, fmt.Sprintf("%s: %+v", s.Name, s.State), nil
-				}
-			}
-			return false, "no status for " + debuggerName + " yet", nil
-		})
-		// The debugger shares the target container's process namespace:
-		// its ps lists the target's sleep.
-		out := h.Kubectl("exec", "debug-me", "-c", debuggerName, "--", "ps")
-		t.Logf("ps in the debugger:\n%s", out)
-		if !strings.Contains(out, "sleep 3600") {
-			t.Errorf("the debugger's ps does not show debug-me's sleep 3600:\n%s", out)
-		}
-	} else {
-		t.Log("the cluster's nodes are kwok's, which run no container: the debugger is in the pod's spec, not running")
-	}
+	expectDebuggerRuns(h, "debug-me")
 	h.ExpectEvent("PodBuggerTool", "podbuggertool-sample", "DebuggerAdded")
+}
+
+// expectDebuggerRuns checks, where the nodes run containers, that the
+// sample's debugger in pod runs and sees the target container's processes
+// (its sleep 3600).
+func expectDebuggerRuns(h *harness.H, pod string) {
+	h.Helper()
+	if !runsContainers(h.Ctx, h) {
+		h.Log("the cluster's nodes are kwok's, which run no container: the debugger is in the pod's spec, not running")
+		return
+	}
+	h.WaitFor("the debugger to run", 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		p, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		for _, s := range p.Status.EphemeralContainerStatuses {
+			if s.Name == debuggerName {
+				return s.State.Running != nil, fmt.Sprintf("%s: %+v", s.Name, s.State), nil
+			}
+		}
+		return false, "no status for " + debuggerName + " yet", nil
+	})
+	// The debugger shares the target container's process namespace: its ps
+	// lists the target's sleep.
+	out := h.Kubectl("exec", pod, "-c", debuggerName, "--", "ps")
+	h.Logf("ps in the debugger:\n%s", out)
+	if !strings.Contains(out, "sleep 3600") {
+		h.Errorf("the debugger's ps does not show %s's sleep 3600:\n%s", pod, out)
+	}
+}
+
+// TestPodBuggerToolNeedsDebugRights is the security review's finding 1: the
+// controller adds debuggers with its own rights, so admission checks those
+// of whoever asks (config/policy/podbuggertool_debug_rights.yaml, which
+// config/default ships). A ServiceAccount bound only to the PodBuggerTool
+// editor role is refused, with a message naming the right it lacks; one that
+// may also patch pods/ephemeralcontainers, as kubectl debug needs, is
+// admitted, and its debugger added. The namespace enforces the "restricted"
+// Pod Security Standard, which the debugger meets (finding 8). The manager
+// may update pods/ephemeralcontainers but not patch them: its status writes
+// pass because the policy does not see podbuggertools/status.
+func TestPodBuggerToolNeedsDebugRights(t *testing.T) {
+	h := harness.New(t)
+	h.Track("podbuggertool/podbuggertool-sample", "pod/debug-me")
+	h.EnforceRestricted()
+	startManager(h)
+	dir := h.Path("operator-demo")
+	const policy = "config/policy/podbuggertool_debug_rights.yaml"
+	if !harness.InCluster() {
+		// make deploy applied it with the rest of config/default; make
+		// install applies only the CRDs.
+		h.KubectlIn(dir, "apply", "-f", policy)
+		t.Cleanup(func() { _, _ = h.KubectlErr("delete", "--ignore-not-found", "-f", filepath.Join(dir, policy)) })
+	}
+	const editorRole = "config/rbac/debug_podbuggertool_editor_role.yaml"
+	h.KubectlIn(dir, "apply", "-f", editorRole)
+	t.Cleanup(func() { _, _ = h.KubectlErr("delete", "--ignore-not-found", "-f", filepath.Join(dir, editorRole)) })
+	debugRole := h.Namespace + "-kubectl-debug"
+	h.Kubectl("create", "clusterrole", debugRole, "--verb=patch", "--resource=pods/ephemeralcontainers")
+	t.Cleanup(func() { _, _ = h.KubectlErr("delete", "clusterrole", debugRole, "--ignore-not-found") })
+	alice := h.KubeconfigAs("alice", "debug-podbuggertool-editor-role")
+	bob := h.KubeconfigAs("bob", "debug-podbuggertool-editor-role", debugRole)
+	// "pods/ephemeralcontainers" would be the pod named ephemeralcontainers.
+	canDebug := func(kubeconfig string) bool {
+		out, _ := h.KubectlErr("--kubeconfig", kubeconfig, "auth", "can-i", "patch", "pods", "--subresource=ephemeralcontainers")
+		return strings.HasPrefix(out, "yes")
+	}
+	h.WaitFor("RBAC to let bob patch pods/ephemeralcontainers", time.Minute, func(context.Context) (bool, string, error) {
+		return canDebug(bob), "", nil
+	})
+	if canDebug(alice) {
+		t.Fatal("alice may patch pods/ephemeralcontainers: she should hold the editor role only")
+	}
+
+	h.Kubectl("apply", "-f", filepath.Join(h.Path("e2e", "operatordemo", "testdata"), "debug-me-restricted.yaml"))
+	sample := filepath.Join(dir, "config/samples/debug_v1alpha1_podbuggertool.yaml")
+	// The API server compiles a new policy in the background: wait until
+	// it refuses alice (a server-side dry run), then check the message.
+	var refusal string
+	h.WaitFor("the policy to refuse alice's PodBuggerTool", time.Minute, func(context.Context) (bool, string, error) {
+		out, err := h.KubectlErr("--kubeconfig", alice, "apply", "-f", sample, "--dry-run=server")
+		refusal = out
+		return err != nil, strings.TrimSpace(out), nil
+	})
+	for _, want := range []string{"(Forbidden)", "denied request: user system:serviceaccount:" + h.Namespace + ":alice may not patch pods/ephemeralcontainers in namespace " + h.Namespace} {
+		if !strings.Contains(refusal, want) {
+			t.Errorf("alice's refusal lacks %q:\n%s", want, refusal)
+		}
+	}
+
+	h.Kubectl("--kubeconfig", bob, "apply", "-f", sample)
+	waitForDebugger(h, "debug-me to get bob's debugger, restricted, and the PodBuggerTool to count it")
+	pod, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(t.Context(), "debug-me", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc := pod.Spec.EphemeralContainers[0].SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Capabilities == nil ||
+		!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || sc.SeccompProfile == nil ||
+		sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("the debugger's securityContext is not kubectl debug --profile=restricted's: %+v", sc)
+	}
+
+	// alice may change what changes no debugger, not what does.
+	h.Kubectl("--kubeconfig", alice, "label", "podbuggertool", "podbuggertool-sample", "team=a")
+	out, err := h.KubectlErr("--kubeconfig", alice, "patch", "podbuggertool", "podbuggertool-sample", "--type=merge", "-p", `{"spec":{"image":"busybox:musl"}}`)
+	if err == nil || !strings.Contains(out, "pods/ephemeralcontainers") {
+		t.Errorf("alice changed the image of bob's PodBuggerTool: want it refused, naming pods/ephemeralcontainers; got err=%v:\n%s", err, out)
+	}
+	expectDebuggerRuns(h, "debug-me")
 }
 
 // TestPodBuggerToolSurvivesKills kills the manager with SIGKILL at random
@@ -602,4 +675,30 @@ func watchEphemeral(h *harness.H) func() map[string][]string {
 		defer mu.Unlock()
 		return maps.Clone(most)
 	}
+}
+
+// waitForDebugger waits until debug-me carries the debugger of the sample
+// PodBuggerTool, and the tool counts it and is Ready.
+func waitForDebugger(h *harness.H, what string) {
+	h.Helper()
+	want := debuggerName + " busybox debug-me"
+	h.WaitFor(what, 2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		pod, err := h.Env.Client.CoreV1().Pods(h.Namespace).Get(ctx, "debug-me", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		var tool struct {
+			Status struct {
+				DebuggedPods int32              `json:"debuggedPods"`
+				Conditions   []metav1.Condition `json:"conditions"`
+			} `json:"status"`
+		}
+		if err := get(ctx, h, "/apis/debug.mock.com/v1alpha1/namespaces/"+h.Namespace+"/podbuggertools/podbuggertool-sample", &tool); err != nil {
+			return false, "", err
+		}
+		ready, reason := readyCondition(tool.Status.Conditions)
+		ecs := ephemeral(pod)
+		return slices.Equal(ecs, []string{want}) && tool.Status.DebuggedPods == 1 && ready == "True",
+			fmt.Sprintf("debug-me's ephemeral containers %q (want %q); debuggedPods %d; Ready=%s (%s)", ecs, want, tool.Status.DebuggedPods, ready, reason), nil
+	})
 }

@@ -240,16 +240,21 @@ func main() {
 	// The manager caches (and so watches) only the pods its controllers
 	// make, by their label: caching every pod of a cluster would cost
 	// memory for pods they never read. An empty DefaultNamespaces caches
-	// every namespace.
+	// every namespace. No controller reads managedFields (who set which
+	// field): the cache drops them, to save memory; a write without them
+	// leaves the API server's as they are.
 	managed, err := labels.NewRequirement(zhhnzwcontroller.ManagedByLabel, selection.In,
 		[]string{zhhnzwcontroller.ControllerName, appscontroller.ControllerName, networkcontroller.ControllerName})
 	if err != nil {
 		setupLog.Error(err, "Failed to build the pods' label selector")
 		os.Exit(1)
 	}
-	cacheOptions := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.NewSelector().Add(*managed)},
-	}}
+	cacheOptions := cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: labels.NewSelector().Add(*managed)},
+		},
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
 	if watchNamespace != "" {
 		setupLog.Info("Restricting the manager to one namespace", "namespace", watchNamespace)
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{watchNamespace: {}}
@@ -336,9 +341,10 @@ func main() {
 		}
 	}
 	// A PodBuggerTool debugs anyone's pods: a cache of its own holds their
-	// metadata only, which is all it watches.
+	// metadata only, which is all it watches, and of that only what it reads.
 	podMetadata, err := cache.New(mgr.GetConfig(), cache.Options{
 		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), DefaultNamespaces: cacheOptions.DefaultNamespaces,
+		DefaultTransform: debugcontroller.TransformPodMetadata,
 	})
 	if err != nil {
 		setupLog.Error(err, "Failed to create the cache of pods' metadata")

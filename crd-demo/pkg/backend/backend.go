@@ -10,6 +10,7 @@ package backend
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -96,6 +97,14 @@ func Validate(n Network) error {
 	if prefix.Addr().Is4In6() {
 		return fmt.Errorf("%w: cidr %q is an IPv4-mapped IPv6 range; write it as IPv4", ErrInvalid, n.CIDR)
 	}
+	if prefix.Bits() == 0 {
+		return fmt.Errorf("%w: cidr %s holds every address", ErrInvalid, n.CIDR)
+	}
+	for _, r := range unusableRanges {
+		if prefix.Overlaps(r.prefix) {
+			return fmt.Errorf("%w: cidr %s overlaps the %s range %s", ErrInvalid, n.CIDR, r.name, r.prefix)
+		}
+	}
 	gateway, err := netip.ParseAddr(n.GatewayIP)
 	if err != nil {
 		return fmt.Errorf("%w: gateway_ip %q is not an IP address", ErrInvalid, n.GatewayIP)
@@ -103,5 +112,32 @@ func Validate(n Network) error {
 	if !prefix.Contains(gateway) {
 		return fmt.Errorf("%w: gateway_ip %s is not inside cidr %s", ErrInvalid, n.GatewayIP, n.CIDR)
 	}
+	// A network of one or two addresses (/31, /32, /127, /128) has no network
+	// or broadcast address: every one is a host's (RFC 3021, RFC 6164).
+	if hostBits := gateway.BitLen() - prefix.Bits(); hostBits >= 2 {
+		if gateway == prefix.Addr() {
+			return fmt.Errorf("%w: gateway_ip %s is the network address of cidr %s", ErrInvalid, n.GatewayIP, n.CIDR)
+		}
+		// IPv4's broadcast address: the network address with every host bit set.
+		if g, a := gateway.As16(), prefix.Addr().As16(); gateway.Is4() &&
+			binary.BigEndian.Uint32(g[12:]) == binary.BigEndian.Uint32(a[12:])|(1<<hostBits-1) {
+			return fmt.Errorf("%w: gateway_ip %s is the broadcast address of cidr %s", ErrInvalid, n.GatewayIP, n.CIDR)
+		}
+	}
 	return nil
+}
+
+// unusableRanges are the addresses no host can have on a network: loopback
+// never leaves a host, link-local is never routed, multicast names groups.
+// The CRD refuses a cidr that overlaps one, and so does the backend.
+var unusableRanges = []struct {
+	name   string
+	prefix netip.Prefix
+}{
+	{"loopback", netip.MustParsePrefix("127.0.0.0/8")},
+	{"loopback", netip.MustParsePrefix("::1/128")},
+	{"link-local", netip.MustParsePrefix("169.254.0.0/16")},
+	{"link-local", netip.MustParsePrefix("fe80::/10")},
+	{"multicast", netip.MustParsePrefix("224.0.0.0/4")},
+	{"multicast", netip.MustParsePrefix("ff00::/8")},
 }

@@ -108,6 +108,18 @@ func TestHTTPErrors(t *testing.T) {
 		{"long name", Network{Name: "ns/" + strings.Repeat("b", MaxNameLength), CIDR: "10.0.0.0/8", GatewayIP: "10.0.0.1"}, ErrInvalid, "at most 317"},
 		{"long description", Network{Name: "ns/b", CIDR: "10.0.0.0/8", GatewayIP: "10.0.0.1", Description: strings.Repeat("d", MaxDescriptionLength+1)}, ErrInvalid, "description"},
 		{"IPv4-mapped cidr", Network{Name: "ns/b", CIDR: "::ffff:10.0.0.0/120", GatewayIP: "::ffff:10.0.0.1"}, ErrInvalid, "IPv4-mapped"},
+		// What the CRD refuses too (crd/network.yaml; crd/validation_test.go checks that the two agree).
+		{"gateway is the network address", Network{Name: "ns/b", CIDR: "10.0.0.0/24", GatewayIP: "10.0.0.0"}, ErrInvalid, "network address"},
+		{"gateway is the IPv6 network address", Network{Name: "ns/b", CIDR: "fd00::/64", GatewayIP: "fd00::"}, ErrInvalid, "network address"},
+		{"gateway is the broadcast address", Network{Name: "ns/b", CIDR: "10.0.0.0/24", GatewayIP: "10.0.0.255"}, ErrInvalid, "broadcast address"},
+		{"gateway is the broadcast address of a /20", Network{Name: "ns/b", CIDR: "192.168.0.0/20", GatewayIP: "192.168.15.255"}, ErrInvalid, "broadcast address"},
+		{"every IPv4 address", Network{Name: "ns/b", CIDR: "0.0.0.0/0", GatewayIP: "10.0.0.1"}, ErrInvalid, "every address"},
+		{"every IPv6 address", Network{Name: "ns/b", CIDR: "::/0", GatewayIP: "fd00::1"}, ErrInvalid, "every address"},
+		{"loopback", Network{Name: "ns/b", CIDR: "127.0.0.0/8", GatewayIP: "127.0.0.1"}, ErrInvalid, "loopback"},
+		{"overlaps loopback", Network{Name: "ns/b", CIDR: "120.0.0.0/5", GatewayIP: "120.0.0.1"}, ErrInvalid, "loopback"},
+		{"link-local", Network{Name: "ns/b", CIDR: "169.254.0.0/16", GatewayIP: "169.254.0.1"}, ErrInvalid, "link-local"},
+		{"multicast", Network{Name: "ns/b", CIDR: "224.0.0.0/4", GatewayIP: "224.0.0.1"}, ErrInvalid, "multicast"},
+		{"IPv6 multicast", Network{Name: "ns/b", CIDR: "ff05::/16", GatewayIP: "ff05::1"}, ErrInvalid, "multicast"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.Create(ctx, tc.network)

@@ -22,9 +22,11 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -45,8 +47,15 @@ const metricsServiceName = "operator-demo-controller-manager-metrics-service"
 // metricsRoleBindingName is the name of the RBAC that will be created to allow get the metrics data
 const metricsRoleBindingName = "operator-demo-metrics-binding"
 
+// webhookServiceName is the name of the webhook service of the project
+const webhookServiceName = "operator-demo-webhook-service"
+
 // samplesNamespace is where the CustomPod samples are applied.
 const samplesNamespace = "operator-demo-samples"
+
+// probeNamespace lacks the label config/network-policy asks of the
+// namespaces it lets read the metrics: a pod there tries the manager's ports.
+const probeNamespace = "operator-demo-np-probe"
 
 // customPodLabel is the label the controller puts on the pods of a CustomPod.
 const customPodLabel = "zhhnzw.mock.com/custompod"
@@ -68,6 +77,14 @@ var _ = Describe("Manager", Ordered, func() {
 			"pod-security.kubernetes.io/enforce=restricted")
 		_, err = utils.Run(cmd)
 		Expect(err).NotTo(HaveOccurred(), "Failed to label namespace with restricted policy")
+
+		// config/network-policy (on in config/default) lets only pods of
+		// namespaces labelled metrics=enabled read the metrics: curl-metrics
+		// below runs in this one.
+		By("labeling the namespace to let its pods read the metrics")
+		cmd = exec.Command("kubectl", "label", "--overwrite", "ns", namespace, "metrics=enabled")
+		_, err = utils.Run(cmd)
+		Expect(err).NotTo(HaveOccurred(), "Failed to label namespace with metrics=enabled")
 
 		By("installing CRDs")
 		cmd = exec.Command("make", "install")
@@ -91,8 +108,10 @@ var _ = Describe("Manager", Ordered, func() {
 		cmd = exec.Command("kubectl", "delete", "clusterrolebinding", metricsRoleBindingName, "--ignore-not-found")
 		_, _ = utils.Run(cmd)
 
-		By("removing the samples namespace")
-		cmd = exec.Command("kubectl", "delete", "ns", samplesNamespace, "--ignore-not-found")
+		// Not awaited: their pods (sleepers: the Vpc's gateways, curl-probe)
+		// take their 30s grace period to stop, and nothing below needs them gone.
+		By("removing the samples and probe namespaces")
+		cmd = exec.Command("kubectl", "delete", "ns", samplesNamespace, probeNamespace, "--ignore-not-found", "--wait=false")
 		_, _ = utils.Run(cmd)
 
 		By("undeploying the controller-manager")
@@ -302,6 +321,13 @@ var _ = Describe("Manager", Ordered, func() {
 
 			expectPods(1)
 
+			By("reading it as v1: the API server converts the stored v2 through the webhook")
+			cmd = exec.Command("kubectl", "get", "-n", samplesNamespace, "custompods.v1.zhhnzw.mock.com/custompod-sample",
+				"-o", "jsonpath={.apiVersion} {.spec.replicas}")
+			output, err := utils.Run(cmd)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(output).To(Equal("zhhnzw.mock.com/v1 1"))
+
 			By("scaling to 3 with kubectl scale")
 			cmd = exec.Command("kubectl", "scale", "-n", samplesNamespace, "custompod/custompod-sample", "--replicas=3")
 			_, err = utils.Run(cmd)
@@ -340,8 +366,135 @@ var _ = Describe("Manager", Ordered, func() {
 			Expect(err).NotTo(HaveOccurred())
 			expectPods(0)
 		})
+
+		It("should admit a Vpc and refuse one that overlaps it, through the validating webhook", func() {
+			// failurePolicy=Fail: were the webhook out of the API server's
+			// reach, both would fail ("failed calling webhook"). The refusal
+			// is the webhook's own (VpcValidator): the schema cannot see
+			// other Vpcs.
+			vpc := func(name, cidr string) *exec.Cmd {
+				cmd := exec.Command("kubectl", "apply", "-n", samplesNamespace, "-f", "-")
+				cmd.Stdin = strings.NewReader(fmt.Sprintf(`apiVersion: network.mock.com/v1
+kind: Vpc
+metadata:
+  name: %s
+spec:
+  vpcname: %s
+  cidrblock: %s
+  subnetnum: 2
+`, name, name, cidr))
+				return cmd
+			}
+			By("creating a Vpc")
+			_, err := utils.Run(vpc("vpc-a", "10.0.0.0/16"))
+			Expect(err).NotTo(HaveOccurred())
+			By("creating a Vpc that overlaps it")
+			output, err := utils.Run(vpc("vpc-b", "10.0.128.0/17"))
+			Expect(err).To(HaveOccurred())
+			Expect(output).To(ContainSubstring(`overlaps 10.0.0.0/16, the cidrblock of Vpc "vpc-a"`))
+
+			cmd := exec.Command("kubectl", "delete", "-n", samplesNamespace, "vpc/vpc-a")
+			_, err = utils.Run(cmd)
+			Expect(err).NotTo(HaveOccurred())
+		})
+
+		// What makes the network policies' test able to fail: with no
+		// enforcer in the cluster (a CNI that ignores NetworkPolicies), every
+		// port below connects.
+		It("should refuse, by its network policies, pods the policies do not let in", func() {
+			By("starting a curl pod in a namespace without the metrics=enabled label")
+			cmd := exec.Command("kubectl", "create", "ns", probeNamespace)
+			_, err := utils.Run(cmd)
+			Expect(err).NotTo(HaveOccurred())
+			cmd = exec.Command("kubectl", "run", "curl-probe", "--restart=Never",
+				"--namespace", probeNamespace,
+				"--image=curlimages/curl:latest",
+				"--overrides", `{
+					"spec": {
+						"containers": [{
+							"name": "curl",
+							"image": "curlimages/curl:latest",
+							"command": ["sleep", "600"],
+							"securityContext": {
+								"readOnlyRootFilesystem": true,
+								"allowPrivilegeEscalation": false,
+								"capabilities": {
+									"drop": ["ALL"]
+								},
+								"runAsNonRoot": true,
+								"runAsUser": 1000,
+								"seccompProfile": {
+									"type": "RuntimeDefault"
+								}
+							}
+						}]
+					}
+				}`)
+			_, err = utils.Run(cmd)
+			Expect(err).NotTo(HaveOccurred())
+			cmd = exec.Command("kubectl", "wait", "-n", probeNamespace, "pod/curl-probe",
+				"--for=condition=Ready", "--timeout=2m")
+			_, err = utils.Run(cmd)
+			Expect(err).NotTo(HaveOccurred())
+
+			cmd = exec.Command("kubectl", "get", "pod", controllerPodName, "-n", namespace,
+				"-o", "jsonpath={.status.podIP}")
+			podIP, err := utils.Run(cmd)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(podIP).NotTo(BeEmpty())
+			webhookURL := fmt.Sprintf("https://%s.%s.svc:443/", webhookServiceName, namespace)
+			metricsURL := fmt.Sprintf("https://%s.%s.svc:8443/metrics", metricsServiceName, namespace)
+			healthURL := fmt.Sprintf("http://%s/healthz", net.JoinHostPort(podIP, "8081"))
+
+			reached := func(url string) func(Gomega) {
+				return func(g Gomega) { g.Expect(connects(g, url)).To(BeTrue(), "curl-probe could not connect to %s", url) }
+			}
+			refused := func(url string) func(Gomega) {
+				return func(g Gomega) {
+					g.Expect(connects(g, url)).To(BeFalse(),
+						"curl-probe connected to %s, which the network policies refuse it: is no NetworkPolicy enforcer running?", url)
+				}
+			}
+			// Open to every source (allow-webhook-traffic): so the pod's own
+			// network works, and what follows is the policies' doing.
+			By("reaching the webhook port, which every source may")
+			Eventually(reached(webhookURL)).Should(Succeed())
+			By("being refused on the metrics port")
+			Eventually(refused(metricsURL), time.Minute).Should(Succeed())
+			By("being refused on the health probe port, which no policy opens")
+			Eventually(refused(healthURL), time.Minute).Should(Succeed())
+
+			By("reaching the metrics port once its namespace has the label")
+			cmd = exec.Command("kubectl", "label", "ns", probeNamespace, "metrics=enabled")
+			_, err = utils.Run(cmd)
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(reached(metricsURL), time.Minute).Should(Succeed())
+		})
 	})
 })
+
+// connects tells whether the curl-probe pod connects to url: true once it
+// has an answer (any HTTP status), false when the connection is refused
+// (curl's exit 7: a policy that rejects) or times out (28 before connecting:
+// one that drops). Anything else (no DNS, say) fails g.
+func connects(g Gomega, url string) bool {
+	cmd := exec.Command("kubectl", "exec", "-n", probeNamespace, "curl-probe", "--",
+		"sh", "-c", `curl -sk -o /dev/null --connect-timeout 5 --max-time 20 -w '%{time_connect}' "$0"; echo " exit=$?"`, url)
+	output, err := utils.Run(cmd)
+	g.Expect(err).NotTo(HaveOccurred())
+	var connect float64
+	var code int
+	_, err = fmt.Sscanf(strings.TrimSpace(output), "%g exit=%d", &connect, &code)
+	g.Expect(err).NotTo(HaveOccurred(), "curl printed %q", output)
+	switch {
+	case code == 0:
+		return true
+	case code == 7, code == 28 && connect == 0:
+		return false
+	}
+	g.Expect(code).To(BeZero(), "curl %s: %s", url, output)
+	return false
+}
 
 // listPods returns the names of the sample's pods that are not being deleted.
 func listPods(g Gomega) []string {

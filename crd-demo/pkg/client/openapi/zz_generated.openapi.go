@@ -288,7 +288,7 @@ func schema_pkg_apis_zhhnzw_v1_CustomPod(ref common.ReferenceCallback) common.Op
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "CustomPod keeps spec.replicas busybox pods running, like a tiny ReplicaSet. The same API is served by the kubebuilder and operator-sdk demos; this one is reconciled by a controller written with client-go only.",
+				Description: "CustomPod keeps spec.replicas busybox pods running, like a tiny ReplicaSet. The same API is served by the kubebuilder and operator-sdk demos; this one is reconciled by a controller written with client-go only. Its name has at most 63 characters, as the pods' label value (the CRD checks it).",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -463,7 +463,7 @@ func schema_pkg_apis_zhhnzw_v2_CustomPod(ref common.ReferenceCallback) common.Op
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "CustomPod keeps spec.replicas pods running from spec.template, like a tiny ReplicaSet. v1 had no template: its pods always ran busybox.",
+				Description: "CustomPod keeps spec.replicas pods running from spec.template, like a tiny ReplicaSet. v1 had no template: its pods always ran busybox. Its name has at most 63 characters, as the pods' label value (the CRD checks it).",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -666,7 +666,7 @@ func schema_pkg_apis_zhhnzw_v2_CustomPodTemplate(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"image": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Image is the container image, such as busybox:1.36. Required, 1 to 255 characters.",
+							Description: "Image is the container image, such as busybox:1.36. Required, 1 to 255 characters of an image reference, [host[:port]/]path[:tag][@digest] with a lower-case path: the CRD's schema refuses what no pod could run.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -679,7 +679,7 @@ func schema_pkg_apis_zhhnzw_v2_CustomPodTemplate(ref common.ReferenceCallback) c
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Command replaces the image's entrypoint; left out, the image's own runs.",
+							Description: "Command replaces the image's entrypoint; left out, the image's own runs. At most 64 words of at most 4096 characters.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

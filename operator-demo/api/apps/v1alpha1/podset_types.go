@@ -71,8 +71,14 @@ type PodSetStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// The controller labels the pods with the PodSet's name
+// (apps.mock.com/podset), and a label value has at most 63 characters: with
+// a longer name every pod would be refused. Checked on create only, as
+// CustomPod's name is (see api/zhhnzw/v1/custompod_types.go).
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 63",optionalOldSelf=true,message="metadata.name must be at most 63 characters: it labels the PodSet's pods, and a label value has at most 63"
 
-// PodSet is the Schema for the podsets API
+// PodSet is the Schema for the podsets API. Its name has at most 63
+// characters: the controller labels the pods with it.
 type PodSet struct {
 	metav1.TypeMeta `json:",inline"`
 

@@ -28,9 +28,11 @@ import (
 // get a debugger, and which one.
 type PodBuggerToolSpec struct {
 	// selector picks the pods to debug, in the PodBuggerTool's namespace: the
-	// labels the article's operator compares with each pod's. It may not be
-	// empty, which would match every pod in the namespace.
-	// +kubebuilder:validation:XValidation:rule="(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)",message="an empty selector would match every pod in the namespace: give matchLabels or matchExpressions"
+	// labels the article's operator compares with each pod's. It must require
+	// a label, with matchLabels or an In or Exists expression: an empty
+	// selector, or one of NotIn and DoesNotExist alone, matches every pod
+	// that lacks the labels it names, so nearly every pod in the namespace.
+	// +kubebuilder:validation:XValidation:rule="(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && self.matchExpressions.exists(e, e.operator in ['In', 'Exists']))",message="the selector must require a label (matchLabels, or a matchExpressions entry with In or Exists): without one it matches every pod that lacks the labels it names"
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="a matchExpressions operator must be In, NotIn, Exists or DoesNotExist"
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? has(e.values) && size(e.values) > 0 : !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",message="In and NotIn need values; Exists and DoesNotExist take none"
 	// +required

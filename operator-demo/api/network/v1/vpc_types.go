@@ -25,6 +25,13 @@ import (
 // NOTE: json tags are required.  Any new fields you add must have json tags for the fields to be serialized.
 
 // VpcSpec defines the desired state of Vpc. The JSON names are the article's.
+//
+// cidrblock and subnetnum together: each of the subnetnum subnets has a prefix
+// log2(subnetnum) bits longer than cidrblock's, which must fit in the
+// address. CEL has no logarithm: the map gives it for the powers of two that
+// subnetnum's own rule admits, and the rule leaves the other values to that
+// rule (and a bad cidrblock to cidrblock's).
+// +kubebuilder:validation:XValidation:rule="!isCIDR(self.cidrblock) || !(self.subnetnum in [1, 2, 4, 8, 16, 32, 64, 128, 256]) || cidr(self.cidrblock).prefixLength() + {1: 0, 2: 1, 4: 2, 8: 3, 16: 4, 32: 5, 64: 6, 128: 7, 256: 8}[self.subnetnum] <= (cidr(self.cidrblock).ip().family() == 4 ? 32 : 128)",fieldPath=".subnetnum",message="is too many subnets for cidrblock: each would have a prefix longer than the address (32 bits for IPv4, 128 for IPv6)"
 type VpcSpec struct {
 	// vpcname is a display name for the VPC.
 	// +kubebuilder:validation:MinLength=1
@@ -43,10 +50,13 @@ type VpcSpec struct {
 
 	// subnetnum is how many equal subnets cidrblock is carved into, each with
 	// its own gateway pod. It must be a power of two, and the subnets' prefix
-	// length must not exceed 32 (IPv4) or 128 (IPv6): the controller refuses
-	// other values with Ready=False, reason InvalidSubnetting, and creates no pods.
+	// length must not exceed 32 (IPv4) or 128 (IPv6): the API server refuses
+	// other values. (A Vpc stored before these rules existed can still hold
+	// one: the controller then says so with Ready=False, reason
+	// InvalidSubnetting, and creates no pods.)
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=256
+	// +kubebuilder:validation:XValidation:rule="self in [1, 2, 4, 8, 16, 32, 64, 128, 256]",message="must be a power of two (1, 2, 4, ..., 256): only those split cidrblock into equal subnets"
 	// +required
 	SubnetNum int32 `json:"subnetnum"`
 }
@@ -86,8 +96,14 @@ type VpcStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// The controller labels the pods with the Vpc's name
+// (network.mock.com/vpc), and a label value has at most 63 characters: with
+// a longer name every pod would be refused. Checked on create only, as
+// CustomPod's name is (see api/zhhnzw/v1/custompod_types.go).
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 63",optionalOldSelf=true,message="metadata.name must be at most 63 characters: it labels the Vpc's pods, and a label value has at most 63"
 
-// Vpc is the Schema for the vpcs API
+// Vpc is the Schema for the vpcs API. Its name has at most 63 characters:
+// the controller labels the gateway pods with it.
 type Vpc struct {
 	metav1.TypeMeta `json:",inline"`
 

@@ -85,8 +85,16 @@ type CustomPodStatus struct {
 // +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// The controller labels the pods with the CustomPod's name
+// (zhhnzw.mock.com/custompod), and a label value has at most 63 characters:
+// with a longer name every pod would be refused. A CRD can check
+// metadata.name only in a rule at the root. Checked on create only (oldSelf
+// has no value then): a name never changes, and an object stored before the
+// rule must stay updatable, or its finalizers could never be removed.
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 63",optionalOldSelf=true,message="metadata.name must be at most 63 characters: it labels the CustomPod's pods, and a label value has at most 63"
 
-// CustomPod is the Schema for the custompods API
+// CustomPod is the Schema for the custompods API. Its name has at most 63
+// characters: the controller labels the pods with it.
 type CustomPod struct {
 	metav1.TypeMeta `json:",inline"`
 

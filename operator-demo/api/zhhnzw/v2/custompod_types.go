@@ -43,14 +43,30 @@ type CustomPodSpec struct {
 // the one container's image and command. The rest (labels, owner reference,
 // the "restricted" security context) is the controller's.
 type CustomPodTemplate struct {
-	// image is the container image, such as busybox:1.36.
+	// image is the container image, such as busybox:1.36:
+	// [host[:port]/]path[:tag][@digest], with a lower-case path.
+	//
+	// The rule is docker/distribution's reference grammar, which the kubelet
+	// parses an image with. host: DNS labels joined by dots, or [an IPv6
+	// address]; path: lower-case components joined by /, in one, letters and
+	// digits joined by one . or _, two _, or dashes; tag: up to 128 letters,
+	// digits, _ . -, not first . or -; digest: algorithm:hex, such as
+	// sha256:<64 hex digits>. Whatever else is written here never runs: the
+	// API server refuses a pod whose image starts or ends with whitespace, and
+	// the kubelet cannot pull the rest (the pod waits in InvalidImageName
+	// forever).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule=`self.matches(r'^(([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(:[0-9]+)?/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$')`,message="must be an image reference, [host[:port]/]path[:tag][@digest], with a lower-case path and no spaces, such as busybox:1.36 or registry.example.com:5000/team/app:v1"
 	// +required
 	Image string `json:"image"`
 
 	// command replaces the image's entrypoint; left out, the image's own runs.
+	// A sleeper or a short script: a longer one belongs in the image. The
+	// bounds keep every CustomPod small.
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=4096
 	// +optional
 	Command []string `json:"command,omitempty"`
 }
@@ -94,10 +110,13 @@ type CustomPodStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.template.image`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// As v1's (see there): the name is the object's, whatever the version.
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 63",optionalOldSelf=true,message="metadata.name must be at most 63 characters: it labels the CustomPod's pods, and a label value has at most 63"
 
 // CustomPod is the Schema for the custompods API. v2 is the version the API
 // server stores (the conversion's hub); v1 is served too, converted by the
-// manager's conversion webhook.
+// manager's conversion webhook. Its name has at most 63 characters: the
+// controller labels the pods with it.
 type CustomPod struct {
 	metav1.TypeMeta `json:",inline"`
 

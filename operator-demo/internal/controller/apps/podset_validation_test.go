@@ -17,6 +17,8 @@ limitations under the License.
 package apps
 
 import (
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,14 +40,18 @@ var _ = Describe("PodSet validation", func() {
 	// create sends spec as-is, with strict field validation as kubectl does,
 	// as a dry run: the API server validates it but stores nothing (and the
 	// controller creates no pods).
-	create := func(spec map[string]any) error {
+	createNamed := func(metadata, spec map[string]any) error {
+		metadata["namespace"] = namespace
 		u := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": appsv1alpha1.GroupVersion.String(),
 			"kind":       "PodSet",
-			"metadata":   map[string]any{"generateName": "validation-", "namespace": namespace},
+			"metadata":   metadata,
 			"spec":       spec,
 		}}
 		return k8sClient.Create(ctx, u, client.FieldValidation(metav1.FieldValidationStrict), client.DryRunAll)
+	}
+	create := func(spec map[string]any) error {
+		return createNamed(map[string]any{"generateName": "validation-"}, spec)
 	}
 
 	size := func(v any) map[string]any { return map[string]any{"size": v} }
@@ -71,5 +77,13 @@ var _ = Describe("PodSet validation", func() {
 	It("should accept sizes 0 and 100", func() {
 		Expect(create(size(int64(0)))).To(Succeed())
 		Expect(create(size(int64(100)))).To(Succeed())
+	})
+
+	// The controller labels the pods with the PodSet's name, and a label
+	// value has at most 63 characters.
+	It("should refuse a name longer than 63 characters", func() {
+		Expect(createNamed(map[string]any{"name": strings.Repeat("p", 64)}, size(int64(1)))).To(MatchError(ContainSubstring(
+			"metadata.name must be at most 63 characters: it labels the PodSet's pods")))
+		Expect(createNamed(map[string]any{"name": strings.Repeat("p", 63)}, size(int64(1)))).To(Succeed())
 	})
 })

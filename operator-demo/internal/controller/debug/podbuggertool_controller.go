@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,9 +85,9 @@ type PodBuggerToolReconciler struct {
 	Scheme *runtime.Scheme
 
 	// PodMetadata is a cache of the metadata of every pod (cmd/main.go makes
-	// it). The manager's cache holds only the pods the other controllers
-	// make, and a PodBuggerTool debugs anyone's: their labels are all it
-	// needs to be told which pods changed. Required.
+	// it, with TransformPodMetadata). The manager's cache holds only the pods
+	// the other controllers make, and a PodBuggerTool debugs anyone's: their
+	// labels are all it needs to be told which pods changed. Required.
 	PodMetadata cache.Cache
 	// APIReader reads the pods a selector matches, in full, from the API
 	// server: the pods are in no cache. Required.
@@ -127,10 +128,10 @@ func (r *PodBuggerToolReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 
 	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonDebugging}
 	selector, err := metav1.LabelSelectorAsSelector(&tool.Spec.Selector)
-	if err == nil && selector.Empty() {
+	if err == nil && !requiresLabel(&tool.Spec.Selector) {
 		// Admission refuses it (a CEL rule); an object stored before the
-		// rule existed would otherwise debug every pod in the namespace.
-		err = errors.New("an empty selector would match every pod in the namespace")
+		// rule existed would otherwise debug nearly every pod in the namespace.
+		err = errors.New("the selector requires no label: it would match every pod that lacks the labels it names")
 	}
 	if err != nil {
 		// Retrying cannot help: the next spec change queues it again.
@@ -205,8 +206,9 @@ func (r *PodBuggerToolReconciler) addDebugger(ctx context.Context, tool *debugv1
 			// As `kubectl debug -it`: a shell (busybox's default command)
 			// waits on its terminal instead of exiting at once, so that
 			// `kubectl attach` or `kubectl exec` can use it.
-			Stdin: true,
-			TTY:   true,
+			Stdin:           true,
+			TTY:             true,
+			SecurityContext: RestrictedSecurityContext(),
 		},
 		TargetContainerName: target,
 	})
@@ -219,6 +221,38 @@ func (r *PodBuggerToolReconciler) addDebugger(ctx context.Context, tool *debugv1
 		"Added ephemeral container %s (%s), sharing container %s's processes, for PodBuggerTool %s", name, tool.Spec.Image, target, tool.Name)
 	r.event(tool, pod, corev1.EventTypeNormal, ReasonDebuggerAdded, "Debug", "Added debugger %s to pod %s", name, pod.Name)
 	return nil
+}
+
+// RestrictedSecurityContext is the debugger's securityContext: what
+// `kubectl debug --profile=restricted` gives its container (kubectl's
+// pkg/cmd/debug/profiles.go), what the "restricted" Pod Security Standard
+// requires of every container, ephemeral ones included. So a debugger is
+// admitted in a namespace that enforces it, and never runs as root nor
+// gains a capability: an image whose user is root does not start, unless
+// the pod names another user (runAsUser), as with kubectl's profile.
+func RestrictedSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// requiresLabel says whether a selector matches only pods that carry a
+// label it names: a matchLabels entry, or an In or Exists expression. NotIn
+// and DoesNotExist match every pod without the label, as an empty selector
+// matches every pod. The CRD's CEL rule on spec.selector is the same test.
+func requiresLabel(s *metav1.LabelSelector) bool {
+	if len(s.MatchLabels) > 0 {
+		return true
+	}
+	for _, e := range s.MatchExpressions {
+		if e.Operator == metav1.LabelSelectorOpIn || e.Operator == metav1.LabelSelectorOpExists {
+			return true
+		}
+	}
+	return false
 }
 
 // DebuggerName is the name of a PodBuggerTool's ephemeral container: a
@@ -295,12 +329,29 @@ func (r *PodBuggerToolReconciler) toolsForPod(ctx context.Context, pod *metav1.P
 	var reqs []reconcile.Request
 	for _, tool := range tools.Items {
 		selector, err := metav1.LabelSelectorAsSelector(&tool.Spec.Selector)
-		if err != nil || selector.Empty() || !selector.Matches(labels.Set(pod.GetLabels())) {
+		if err != nil || !requiresLabel(&tool.Spec.Selector) || !selector.Matches(labels.Set(pod.GetLabels())) {
 			continue
 		}
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: tool.Namespace, Name: tool.Name}})
 	}
 	return reqs
+}
+
+// TransformPodMetadata is the transform of PodMetadata's cache: toolsForPod
+// reads a pod's namespace, name and labels, so the cache drops its
+// managedFields and annotations (kubectl's last-applied-configuration alone
+// can weigh kilobytes), for every pod in the cluster. It writes only fields that are set: the informer may hand
+// it an object it has already transformed, which others may be reading.
+func TransformPodMetadata(in any) (any, error) {
+	if obj, err := meta.Accessor(in); err == nil {
+		if obj.GetManagedFields() != nil {
+			obj.SetManagedFields(nil)
+		}
+		if obj.GetAnnotations() != nil {
+			obj.SetAnnotations(nil)
+		}
+	}
+	return in, nil
 }
 
 // SetupWithManager sets up the controller with the Manager: PodBuggerTools,

@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -94,6 +95,44 @@ var _ = Describe("PodBuggerTool Controller", func() {
 			g.Expect(getPod(g, pending).Spec.EphemeralContainers).To(HaveLen(1))
 		}).Should(Succeed())
 		expectStatus(tool, 2, metav1.ConditionTrue, ReasonDebugging)
+	})
+
+	It("should give the debugger kubectl debug --profile=restricted's securityContext, which PodSecurity restricted admits", func() {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			GenerateName: "podbuggertool-restricted-",
+			Labels:       map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},
+		}}
+		Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+		tool = types.NamespacedName{Namespace: ns.Name, Name: "bugger"}
+		// A pod the namespace admits: restricted, and a user that is not
+		// root, which the debugger then runs as too.
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "restricted", Namespace: ns.Name, Labels: map[string]string{debugLabel: "true"}},
+			Spec: corev1.PodSpec{
+				SecurityContext: &corev1.PodSecurityContext{
+					RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534),
+					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				},
+				Containers: []corev1.Container{{Name: "app", Image: "busybox", Command: []string{"sleep", "3600"},
+					SecurityContext: &corev1.SecurityContext{
+						AllowPrivilegeEscalation: ptr.To(false),
+						Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+					}}},
+			},
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		setRunning(pod)
+		createTool(tool, "busybox", "")
+
+		expectStatus(tool, 1, metav1.ConditionTrue, ReasonDebugging)
+		ecs := getPod(Default, pod).Spec.EphemeralContainers
+		Expect(ecs).To(HaveLen(1))
+		Expect(ecs[0].SecurityContext).To(Equal(&corev1.SecurityContext{
+			RunAsNonRoot:             ptr.To(true),
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}))
 	})
 
 	It("should debug a pod that starts matching, and leave its debugger when it stops", func() {
@@ -160,6 +199,22 @@ var _ = Describe("PodBuggerTool Controller", func() {
 		err := restarted.addDebugger(ctx, getTool(tool), stale, DebuggerName(tool.Name), "app")
 		Expect(apierrors.IsConflict(err)).To(BeTrue(), "the update carries the stale resourceVersion; got %v", err)
 		Expect(getPod(Default, pod).Spec.EphemeralContainers).To(HaveLen(1))
+	})
+
+	It("should keep of a pod's metadata its labels, and drop its annotations and managedFields", func() {
+		pod := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Name: "web", Namespace: "ns", Labels: map[string]string{debugLabel: "true"},
+			Annotations:   map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		}}
+		out, err := TransformPodMetadata(pod)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(BeIdenticalTo(pod))
+		Expect(pod.Labels).To(Equal(map[string]string{debugLabel: "true"}))
+		Expect(pod.Annotations).To(BeNil())
+		Expect(pod.ManagedFields).To(BeNil())
+		_, err = TransformPodMetadata(pod)
+		Expect(err).NotTo(HaveOccurred(), "an object already transformed")
 	})
 
 	It("should name debuggers after their PodBuggerTool, as container names may be", func() {

@@ -92,7 +92,8 @@ var _ = BeforeSuite(func() {
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	podMetadata, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	podMetadata, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		DefaultTransform: TransformPodMetadata})
 	Expect(err).NotTo(HaveOccurred())
 	Expect((&PodBuggerToolReconciler{
 		Client:      mgr.GetClient(),

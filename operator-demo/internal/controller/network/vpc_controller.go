@@ -178,9 +178,9 @@ func (r *VpcReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	return ctrl.Result{}, syncErr
 }
 
-// carve parses the spec's block and splits it. The API server already checked
-// that cidrblock is a canonical CIDR and subnetnum is within 1..256; what is
-// left is whether the split exists.
+// carve parses the spec's block and splits it. The API server checks all of
+// this for every Vpc written since the CRD has its rules (vpc_types.go), but a
+// Vpc stored before them keeps its spec: the controller checks again.
 func carve(spec networkv1.VpcSpec) ([]netip.Prefix, error) {
 	prefix, err := netip.ParsePrefix(spec.CidrBlock)
 	if err != nil {

@@ -17,6 +17,8 @@ limitations under the License.
 package network
 
 import (
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,9 +29,10 @@ import (
 )
 
 // The API server checks every Vpc against the schema (and the CEL rules)
-// controller-gen wrote from the markers in api/network/v1/vpc_types.go.
-// Whether a valid block can be carved as asked is the controller's check
-// (vpc_controller_test.go).
+// controller-gen wrote from the markers in api/network/v1/vpc_types.go,
+// including whether cidrblock can be carved into subnetnum equal subnets.
+// The controller checks that again (vpc_controller_test.go), for a Vpc stored
+// before those rules.
 var _ = Describe("Vpc validation", func() {
 	var namespace string
 
@@ -39,14 +42,18 @@ var _ = Describe("Vpc validation", func() {
 
 	// create sends spec as-is, with strict field validation as kubectl does,
 	// as a dry run: validated, not stored.
-	create := func(spec map[string]any) error {
+	createNamed := func(metadata, spec map[string]any) error {
+		metadata["namespace"] = namespace
 		u := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": networkv1.GroupVersion.String(),
 			"kind":       "Vpc",
-			"metadata":   map[string]any{"generateName": "validation-", "namespace": namespace},
+			"metadata":   metadata,
 			"spec":       spec,
 		}}
 		return k8sClient.Create(ctx, u, client.FieldValidation(metav1.FieldValidationStrict), client.DryRunAll)
+	}
+	create := func(spec map[string]any) error {
+		return createNamed(map[string]any{"generateName": "validation-"}, spec)
 	}
 
 	// spec is a valid spec with the given fields replaced (a nil value removes one).
@@ -90,7 +97,23 @@ var _ = Describe("Vpc validation", func() {
 		Entry("subnetnum given as a string", spec("subnetnum", "four"),
 			`spec.subnetnum: Invalid value: "string": spec.subnetnum in body must be of type integer: "string"`),
 		Entry("an unknown field", spec("gateway", "10.0.0.1"), `unknown field "spec.gateway"`),
+		Entry("subnetnum not a power of two", spec("subnetnum", int64(3)),
+			"spec.subnetnum: Invalid value: 3: must be a power of two (1, 2, 4, ..., 256)"),
+		Entry("IPv6 into 6", spec("cidrblock", "fd00::/48", "subnetnum", int64(6)),
+			"spec.subnetnum: Invalid value: 6: must be a power of two"),
+		Entry("a /30 into 8: each a /33", spec("cidrblock", "10.0.0.0/30", "subnetnum", int64(8)),
+			"spec.subnetnum: Invalid value: is too many subnets for cidrblock: each would have a prefix longer than the address"),
+		Entry("an IPv6 /127 into 4: each a /129", spec("cidrblock", "fd00::/127", "subnetnum", int64(4)),
+			"spec.subnetnum: Invalid value: is too many subnets for cidrblock"),
 	)
+
+	It("should refuse a name longer than 63 characters, the longest label value", func() {
+		err := createNamed(map[string]any{"name": strings.Repeat("v", 64)}, spec())
+		Expect(err).To(MatchError(ContainSubstring("metadata.name must be at most 63 characters")))
+		Expect(createNamed(map[string]any{"name": strings.Repeat("v", 63)}, spec())).To(Succeed())
+		// A generated name is cut to fit: 58 characters and a suffix of 5.
+		Expect(createNamed(map[string]any{"generateName": strings.Repeat("v", 63)}, spec())).To(Succeed())
+	})
 
 	DescribeTable("should accept a good spec",
 		func(s map[string]any) { Expect(create(s)).To(Succeed()) },
@@ -98,5 +121,7 @@ var _ = Describe("Vpc validation", func() {
 		Entry("IPv6", spec("cidrblock", "fd00::/48")),
 		Entry("a single address", spec("cidrblock", "10.0.0.1/32", "subnetnum", int64(1))),
 		Entry("256 subnets", spec("subnetnum", int64(256))),
+		Entry("a /24 into 256 single addresses", spec("cidrblock", "10.0.0.0/24", "subnetnum", int64(256))),
+		Entry("an IPv6 /126 into 4", spec("cidrblock", "fd00::/126", "subnetnum", int64(4))),
 	)
 })

@@ -78,6 +78,14 @@ var _ = Describe("CustomPod validation", func() {
 	)
 
 	template := func(t map[string]any) map[string]any { return map[string]any{"template": t} }
+	// words is a command of n copies of w.
+	words := func(n int, w string) []any {
+		c := make([]any, n)
+		for i := range c {
+			c[i] = w
+		}
+		return c
+	}
 
 	DescribeTable("should refuse a bad v2 template with a message naming the field",
 		func(spec map[string]any, message string) {
@@ -97,7 +105,66 @@ var _ = Describe("CustomPod validation", func() {
 			"spec.template.command in body must be of type array"),
 		Entry("a misspelt template field", template(map[string]any{"image": "busybox:1.36", "args": []any{"60"}}),
 			`unknown field "spec.template.args"`),
+		// Images no pod can run: the API server refuses a pod whose image
+		// starts or ends with whitespace, and the kubelet cannot parse the rest.
+		Entry("an image with a leading space", template(map[string]any{"image": " busybox:1.36"}),
+			`spec.template.image: Invalid value: " busybox:1.36": must be an image reference`),
+		Entry("an image with a trailing space", template(map[string]any{"image": "busybox:1.36 "}),
+			`spec.template.image: Invalid value: "busybox:1.36 ": must be an image reference`),
+		Entry("an image with a space inside", template(map[string]any{"image": "busy box"}),
+			`spec.template.image: Invalid value: "busy box": must be an image reference`),
+		Entry("an upper-case repository", template(map[string]any{"image": "BusyBox:1.36"}),
+			`spec.template.image: Invalid value: "BusyBox:1.36": must be an image reference`),
+		Entry("an empty tag", template(map[string]any{"image": "busybox:"}),
+			`spec.template.image: Invalid value: "busybox:": must be an image reference`),
+		Entry("an empty path component", template(map[string]any{"image": "registry.example.com//busybox"}),
+			`spec.template.image: Invalid value: "registry.example.com//busybox": must be an image reference`),
+		Entry("a digest too short", template(map[string]any{"image": "busybox@sha256:abc"}),
+			`spec.template.image: Invalid value: "busybox@sha256:abc": must be an image reference`),
+		Entry("a command of 65 words", template(map[string]any{"image": "busybox:1.36", "command": words(65, "x")}),
+			"spec.template.command: Too many: 65: must have at most 64 items"),
+		Entry("a word of 4097 characters", template(map[string]any{"image": "busybox:1.36", "command": []any{"sh", "-c", strings.Repeat("x", 4097)}}),
+			"spec.template.command[2]: Too long: may not be more than 4096 bytes"),
 	)
+
+	DescribeTable("should take any image reference",
+		func(image string) {
+			_, err := createAs(zhhnzwv2.GroupVersion.String(), template(map[string]any{"image": image}))
+			Expect(err).NotTo(HaveOccurred())
+		},
+		Entry("a name", "busybox"),
+		Entry("a registry with a port, a path and a tag", "localhost:5001/team/operator-demo:e2e"),
+		Entry("an upper-case registry", "Registry.Example.com/app"),
+		Entry("an IPv6 registry", "[fd00::1]:5000/busybox"),
+		Entry("separators", "a.b_c__d---e/f:G_1.x-y"),
+		Entry("a tag and a digest", "kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5"),
+	)
+
+	It("should take a command at its bounds", func() {
+		_, err := createAs(zhhnzwv2.GroupVersion.String(), template(map[string]any{"image": "busybox:1.36",
+			"command": append(words(63, "x"), strings.Repeat("x", 4096))}))
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	// The controller labels the pods with the CustomPod's name, and a label
+	// value has at most 63 characters.
+	It("should refuse a name longer than 63 characters, in either version", func() {
+		for apiVersion, spec := range map[string]map[string]any{
+			zhhnzwv1.GroupVersion.String(): {},
+			zhhnzwv2.GroupVersion.String(): template(map[string]any{"image": "busybox:1.36"}),
+		} {
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": apiVersion,
+				"kind":       "CustomPod",
+				"metadata":   map[string]any{"name": strings.Repeat("c", 64), "namespace": namespace},
+				"spec":       spec,
+			}}
+			Expect(k8sClient.Create(ctx, u, client.DryRunAll)).To(MatchError(ContainSubstring(
+				"metadata.name must be at most 63 characters")), apiVersion)
+			u.SetName(strings.Repeat("c", 63))
+			Expect(k8sClient.Create(ctx, u, client.DryRunAll)).To(Succeed(), apiVersion)
+		}
+	})
 
 	It("should default a v2 CustomPod's replicas to 1, and take a template with an image only", func() {
 		u, err := createAs(zhhnzwv2.GroupVersion.String(), template(map[string]any{"image": "busybox:1.36"}))

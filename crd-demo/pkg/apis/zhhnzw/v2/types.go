@@ -8,7 +8,8 @@ import (
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // CustomPod keeps spec.replicas pods running from spec.template, like a tiny
-// ReplicaSet. v1 had no template: its pods always ran busybox.
+// ReplicaSet. v1 had no template: its pods always ran busybox. Its name has
+// at most 63 characters, as the pods' label value (the CRD checks it).
 type CustomPod struct {
 	metav1.TypeMeta   `json:""`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -32,10 +33,11 @@ type CustomPodSpec struct {
 // the "restricted" security context) is the controller's.
 type CustomPodTemplate struct {
 	// Image is the container image, such as busybox:1.36. Required, 1 to 255
-	// characters.
+	// characters of an image reference, [host[:port]/]path[:tag][@digest]
+	// with a lower-case path: the CRD's schema refuses what no pod could run.
 	Image string `json:"image"`
 	// Command replaces the image's entrypoint; left out, the image's own
-	// runs.
+	// runs. At most 64 words of at most 4096 characters.
 	// +listType=atomic
 	Command []string `json:"command,omitempty"`
 }

@@ -32,7 +32,8 @@ import (
 //
 // CustomPod keeps spec.replicas busybox pods running, like a tiny ReplicaSet.
 // The same API is served by the kubebuilder and operator-sdk demos; this one
-// is reconciled by a controller written with client-go only.
+// is reconciled by a controller written with client-go only. Its name has
+// at most 63 characters, as the pods' label value (the CRD checks it).
 type CustomPodApplyConfiguration struct {
 	metav1.TypeMetaApplyConfiguration    `json:""`
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`

@@ -31,7 +31,8 @@ import (
 // with apply.
 //
 // CustomPod keeps spec.replicas pods running from spec.template, like a tiny
-// ReplicaSet. v1 had no template: its pods always ran busybox.
+// ReplicaSet. v1 had no template: its pods always ran busybox. Its name has
+// at most 63 characters, as the pods' label value (the CRD checks it).
 type CustomPodApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`

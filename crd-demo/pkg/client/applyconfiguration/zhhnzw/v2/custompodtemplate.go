@@ -26,10 +26,11 @@ package v2
 // the "restricted" security context) is the controller's.
 type CustomPodTemplateApplyConfiguration struct {
 	// Image is the container image, such as busybox:1.36. Required, 1 to 255
-	// characters.
+	// characters of an image reference, [host[:port]/]path[:tag][@digest]
+	// with a lower-case path: the CRD's schema refuses what no pod could run.
 	Image *string `json:"image,omitempty"`
 	// Command replaces the image's entrypoint; left out, the image's own
-	// runs.
+	// runs. At most 64 words of at most 4096 characters.
 	Command []string `json:"command,omitempty"`
 }
 
