@@ -69,19 +69,48 @@ theme() {
   echo "$dir"
 }
 
+# flexsearch: the theme's search library from the npm registry, its tarball
+# checked against FLEXSEARCH_INTEGRITY before it is installed, with no
+# install scripts. The integrity it was checked against is kept beside it, so
+# an install made before the pin (or under another one) is made again.
 flexsearch() {
-  local pkg=$site/npm/node_modules/flexsearch/package.json
-  if [ -f "$pkg" ] && [ "$(awk -F'"' '$2 == "version" { print $4; exit }' "$pkg")" = "$FLEXSEARCH_VERSION" ]; then
+  local npmdir=$site/npm
+  local pkg=$npmdir/node_modules/flexsearch/package.json stamp=$npmdir/flexsearch.integrity
+  if [ -f "$pkg" ] && [ "$(awk -F'"' '$2 == "version" { print $4; exit }' "$pkg")" = "$FLEXSEARCH_VERSION" ] &&
+    [ "$(cat "$stamp" 2>/dev/null)" = "$FLEXSEARCH_INTEGRITY" ]; then
     return 0
   fi
   if ! command -v npm >/dev/null; then
     echo "docs: npm is needed once, to fetch the search library flexsearch@$FLEXSEARCH_VERSION from the npm registry (Debian/Ubuntu: sudo apt-get install npm; macOS: brew install node)" >&2
     return 1
   fi
+  if ! command -v openssl >/dev/null; then
+    echo "docs: openssl is needed to check flexsearch@$FLEXSEARCH_VERSION against FLEXSEARCH_INTEGRITY, and is not on PATH (Debian/Ubuntu: sudo apt-get install openssl)" >&2
+    return 1
+  fi
   echo "docs: flexsearch@$FLEXSEARCH_VERSION from the npm registry"
-  mkdir -p "$site/npm"
-  npm install --prefix "$site/npm" --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
-    "flexsearch@$FLEXSEARCH_VERSION" >/dev/null
+  local tmp tgz got
+  tmp=$(mktemp -d)
+  # npm pack fetches the registry's tarball as it is, and runs nothing.
+  tgz=$(cd "$tmp" && npm pack --ignore-scripts --loglevel=error "flexsearch@$FLEXSEARCH_VERSION" | tail -1)
+  if [ -z "$tgz" ] || [ ! -f "$tmp/$tgz" ]; then
+    echo "docs: npm pack flexsearch@$FLEXSEARCH_VERSION wrote no tarball (expected one in $tmp, saw: $(ls "$tmp"))" >&2
+    rm -rf "$tmp"
+    return 1
+  fi
+  # npm's integrity format: sha512-, then the base64 of the tarball's SHA-512.
+  got=sha512-$(openssl dgst -sha512 -binary "$tmp/$tgz" | openssl base64 -A)
+  if [ "$got" != "$FLEXSEARCH_INTEGRITY" ]; then
+    echo "docs: flexsearch@$FLEXSEARCH_VERSION from the npm registry has integrity $got, versions.env pins FLEXSEARCH_INTEGRITY=$FLEXSEARCH_INTEGRITY" >&2
+    rm -rf "$tmp"
+    return 1
+  fi
+  mkdir -p "$npmdir"
+  rm -f "$stamp"
+  npm install --prefix "$npmdir" --ignore-scripts --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
+    "$tmp/$tgz" >/dev/null
+  rm -rf "$tmp"
+  echo "$FLEXSEARCH_INTEGRITY" >"$stamp"
 }
 
 build() {

@@ -33,6 +33,10 @@ export DOCKER_BUILDKIT=0 # the classic builder: it never looks for buildx or a r
 cache=$ROOT/.cache/kind-node
 context_dir=$ROOT/images/kind-node
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# Debian's archive keys (package debian-archive-keyring). With them and
+# --force-check-gpg, debootstrap refuses a Release whose signature it cannot
+# check, instead of falling back to unverified packages over plain http.
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 # What a kind node runs (kind's images/base/Dockerfile installs the same set),
 # plus Debian's runc and CNI plugins, busybox for the small helper images, and
 # ipset for kube-router's image.
@@ -47,7 +51,9 @@ inputs_hash() {
   } | sha256sum | cut -c1-12
 }
 tag=k8s-demo/kind-node:$KUBERNETES_VERSION-$(inputs_hash)
-rootfs_tag=k8s-demo/kind-node-rootfs:$KIND_NODE_DEBIAN_SUITE-$(echo "$packages $mirror" | sha256sum | cut -c1-12)
+# The keyring is in the hash so that a rootfs debootstrapped before the
+# signature check was forced is not reused.
+rootfs_tag=k8s-demo/kind-node-rootfs:$KIND_NODE_DEBIAN_SUITE-$(echo "$packages $mirror $keyring" | sha256sum | cut -c1-12)
 
 if [ "${1:-}" = --tag ]; then
   echo "$tag"
@@ -73,18 +79,27 @@ binaries() {
 }
 
 # --- 2. rootfs -----------------------------------------------------------------
+# Also run before stage 1, so that a missing keyring fails at once.
+debootstrap_preflight() {
+  command -v debootstrap >/dev/null || die "the rootfs is made with debootstrap: apt-get install debootstrap debian-archive-keyring"
+  [ -s "$keyring" ] ||
+    die "debootstrap checks Debian's signatures with the keyring $keyring, and there is no such file: apt-get install debian-archive-keyring"
+  command -v gpgv >/dev/null || die "debootstrap checks Debian's signatures with gpgv, which is not on PATH: apt-get install gpgv"
+}
+
 rootfs() {
   if docker image inspect "$rootfs_tag" >/dev/null 2>&1; then
     say "$rootfs_tag is there"
     return
   fi
-  command -v debootstrap >/dev/null || die "the rootfs is made with debootstrap: apt-get install debootstrap"
+  debootstrap_preflight
   local dir=$cache/rootfs
   rm -rf "$dir"
   say "debootstrap $KIND_NODE_DEBIAN_SUITE from $mirror (about 2 minutes; log: $cache/debootstrap.log)"
-  if ! debootstrap --variant=minbase --include="$packages" "$KIND_NODE_DEBIAN_SUITE" "$dir" "$mirror" >"$cache/debootstrap.log" 2>&1; then
+  if ! debootstrap --variant=minbase --force-check-gpg --keyring "$keyring" --include="$packages" \
+    "$KIND_NODE_DEBIAN_SUITE" "$dir" "$mirror" >"$cache/debootstrap.log" 2>&1; then
     tail -20 "$cache/debootstrap.log" >&2
-    die "debootstrap failed (log: $cache/debootstrap.log)"
+    die "debootstrap failed (log: $cache/debootstrap.log); a Release not signed by a key of $keyring fails here too"
   fi
   # Smaller image, and no stale state: apt lists and caches, machine-id (kind's
   # entrypoint makes one per node).
@@ -331,6 +346,7 @@ if docker image inspect "$tag" >/dev/null 2>&1; then
   echo "kind-node-image: $tag is up to date"
   exit 0
 fi
+docker image inspect "$rootfs_tag" >/dev/null 2>&1 || debootstrap_preflight
 echo "kind-node-image: building $tag (cold: about 20 minutes on 2 cores; later builds reuse every finished stage)"
 trap summary EXIT
 mkdir -p "$cache"

@@ -105,7 +105,9 @@ if command -v npm >/dev/null 2>&1; then
   elif [ "$latest" = "$FLEXSEARCH_VERSION" ]; then
     printf '%-28s %-10s up to date\n' FLEXSEARCH_VERSION "$FLEXSEARCH_VERSION"
   else
-    printf '%-28s %-10s npm'"'"'s latest is %s\n' FLEXSEARCH_VERSION "$FLEXSEARCH_VERSION" "$latest"
+    # FLEXSEARCH_INTEGRITY moves with the version: say where to read it.
+    printf '%-28s %-10s npm'"'"'s latest is %s (FLEXSEARCH_INTEGRITY: npm view flexsearch@%s dist.integrity)\n' \
+      FLEXSEARCH_VERSION "$FLEXSEARCH_VERSION" "$latest" "$latest"
     found=1
   fi
 fi

@@ -70,4 +70,22 @@ func TestVpcAllowedCIDRsPolicy(t *testing.T) {
 		!strings.Contains(out, "10.9.0.0/16 is outside the ranges") {
 		t.Errorf("moving Vpc inside out of the allowed ranges: want it refused by the policy, got err=%v:\n%s", err, out)
 	}
+
+	// Narrowing the annotation leaves Vpc inside (10.1.4.0/24) outside the
+	// ranges. Its updates that keep the range must still pass, or its labels
+	// and the removal of its finalizers would be frozen; a new range must
+	// still lie inside.
+	h.Kubectl("annotate", "--overwrite", "namespace", h.Namespace, "network.mock.com/allowed-cidrs=10.1.8.0/24")
+	h.WaitFor("the policy to read the narrowed annotation", 30*time.Second, func(context.Context) (bool, string, error) {
+		out, err := apply(vpc("narrowed", "10.1.4.0/24"), "--dry-run=server")
+		return err != nil && strings.Contains(out, "allows (10.1.8.0/24)"), strings.TrimSpace(out), nil
+	})
+	if out, err := h.KubectlErr("label", "vpc", "inside", "team=blue"); err != nil {
+		t.Errorf("labelling Vpc inside, whose range the narrowed annotation excludes: want it admitted, got %v:\n%s", err, out)
+	}
+	want := "spec.cidrblock: 10.1.5.0/24 is outside the ranges namespace " + h.Namespace + " allows (10.1.8.0/24)"
+	if out, err := h.KubectlErr("patch", "vpc", "inside", "--type=merge", "-p", `{"spec":{"cidrblock":"10.1.5.0/24"}}`); err == nil ||
+		!strings.Contains(out, want) {
+		t.Errorf("moving Vpc inside to another range outside the narrowed annotation: want it refused with %q, got err=%v:\n%s", want, err, out)
+	}
 }

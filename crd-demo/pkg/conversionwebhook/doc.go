@@ -44,7 +44,11 @@
 // by, in memory, at every start, and patches the CRD itself: its
 // ServiceAccount then needs get and patch on that one
 // CustomResourceDefinition. It is meant for one replica: two would each
-// make a CA and overwrite each other's caBundle.
+// make a CA and overwrite each other's caBundle. For the same reason its
+// Deployment (config/manager/manager.yaml) is rolled out with the Recreate
+// strategy: under RollingUpdate the new pod replaces the caBundle while the
+// old one is still behind the Service, and conversions sent to the old pod
+// fail TLS until it is gone. A rollout is a short outage instead.
 //
 // The webhook and the controller are separable: cmd/custompod-controller
 // starts the webhook first, on every replica, before leader election and
