@@ -608,3 +608,28 @@ func TestHandleObject(t *testing.T) {
 		})
 	}
 }
+
+// TestPodEventsGoFirst checks the queue's order: a CustomPod whose pod changed
+// is served before CustomPods queued earlier by their own events, which wait
+// for their first sync.
+func TestPodEventsGoFirst(t *testing.T) {
+	logger, ctx := ktesting.NewTestContext(t)
+	started := newCustomPod("started", ptr.To[int32](1))
+	f := newFixture(t)
+	f.customPods = append(f.customPods, started)
+	c, _ := f.newController(ctx)
+	for _, name := range []string{"new-1", "new-2"} {
+		c.enqueueCustomPod(logger, newCustomPod(name, ptr.To[int32](1)), 0)
+	}
+	c.handleObject(logger, "Update", ownedPod(started, "started-0", 0))
+
+	var got []string
+	for c.workqueue.Len() > 0 {
+		key, _ := c.workqueue.Get()
+		got = append(got, key.Name)
+		c.workqueue.Done(key)
+	}
+	if want := []string{"started", "new-1", "new-2"}; !slices.Equal(got, want) {
+		t.Errorf("served %v, want %v", got, want)
+	}
+}

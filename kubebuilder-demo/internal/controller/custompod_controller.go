@@ -487,9 +487,10 @@ func (r *CustomPodReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&zhhnzwv2.CustomPod{}).
 		// Any change to a pod this controller owns (kubectl delete pod, a pod
-		// that fails) requeues its CustomPod, so that it is replaced as soon
-		// as its name is free.
-		Owns(&corev1.Pod{}).
+		// that fails or becomes ready) requeues its CustomPod, so that it is
+		// replaced as soon as its name is free. This is Owns(&corev1.Pod{}),
+		// with those CustomPods served before new ones (pod_events.go).
+		Watches(&corev1.Pod{}, podEvents()).
 		Named("custompod").
 		Complete(r)
 }

@@ -1,0 +1,79 @@
+/*
+Copyright 2026.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package zhhnzw
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// podEventPriority puts a CustomPod whose pods changed ahead of CustomPods
+// that wait for their first reconcile, which the For() handler adds at 0.
+// Owns(&corev1.Pod{}) would add both at 0, and a work queue serves equal
+// priorities first in, first out: when many CustomPods are created at once,
+// one whose pods became ready would wait behind all of them before its status
+// said so (docs/bench.md, step 15).
+const podEventPriority = 1
+
+// podEvents is Owns(&corev1.Pod{}) with podEventPriority: any change to a pod
+// a CustomPod controls (created, ready, failed, deleted) enqueues that
+// CustomPod. Events of the informer's initial list, and resyncs, keep
+// handler.LowPriority, as Owns gives them.
+func podEvents() handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueueController(q, e.Object, e.IsInInitialList)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			resync := e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
+			enqueueController(q, e.ObjectOld, resync)
+			enqueueController(q, e.ObjectNew, resync)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueueController(q, e.Object, false)
+		},
+	}
+}
+
+// enqueueController adds the CustomPod that controls pod, if one does: at
+// handler.LowPriority if low, else at podEventPriority. A queue without
+// priorities gets a plain Add.
+func enqueueController(q workqueue.TypedRateLimitingInterface[reconcile.Request], pod client.Object, low bool) {
+	names := customPodOwnerName(pod)
+	if len(names) == 0 {
+		return
+	}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: names[0]}}
+	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	if !ok {
+		q.Add(req)
+		return
+	}
+	priority := podEventPriority
+	if low {
+		priority = handler.LowPriority
+	}
+	pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(priority)}, req)
+}
