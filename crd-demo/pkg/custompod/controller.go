@@ -114,8 +114,10 @@ type Controller struct {
 	// workqueue is controller-runtime's priority queue, which is client-go's
 	// TypedRateLimitingInterface with priorities added (see podEventPriority).
 	workqueue priorityqueue.PriorityQueue[cache.ObjectName]
-	recorder  record.EventRecorder
-	clock     clock.PassiveClock
+	// batchPeriod is podEventBatchPeriod; tests shorten it.
+	batchPeriod time.Duration
+	recorder    record.EventRecorder
+	clock       clock.PassiveClock
 }
 
 // NewController returns a new CustomPod controller. podInformer should only
@@ -150,8 +152,9 @@ func NewController(
 		workqueue: priorityqueue.New("CustomPods", func(o *priorityqueue.Opts[cache.ObjectName]) {
 			o.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, time.Minute)
 		}),
-		recorder: recorder,
-		clock:    clock.RealClock{},
+		batchPeriod: podEventBatchPeriod,
+		recorder:    recorder,
+		clock:       clock.RealClock{},
 	}
 
 	// Index the cached pods by the UID of the CustomPod that controls them,
@@ -165,7 +168,7 @@ func NewController(
 	_, err := customPodInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			logger.V(4).Info("Event handler received Add", "customPod", klog.KObj(obj.(*zhhnzwv2.CustomPod)))
-			controller.enqueueCustomPod(logger, obj, 0)
+			controller.enqueueCustomPod(logger, obj, 0, 0)
 		},
 		UpdateFunc: func(old, new interface{}) {
 			oldCP, newCP := old.(*zhhnzwv2.CustomPod), new.(*zhhnzwv2.CustomPod)
@@ -173,7 +176,7 @@ func NewController(
 				return // periodic resync: nothing changed
 			}
 			logger.V(4).Info("Event handler received Update", "customPod", klog.KObj(newCP), "resourceVersion", newCP.ResourceVersion)
-			controller.enqueueCustomPod(logger, new, 0)
+			controller.enqueueCustomPod(logger, new, 0, 0)
 		},
 		// Deletion needs no handler: the pods carry owner references, so the
 		// garbage collector deletes them with their CustomPod.
@@ -575,15 +578,22 @@ func newPod(cp *zhhnzwv2.CustomPod, name string) *corev1.Pod {
 // wait behind all of them before its status said so (docs/bench.md, step 15).
 const podEventPriority = 1
 
-// enqueueCustomPod puts a CustomPod's key on the work queue, at priority.
-func (c *Controller) enqueueCustomPod(logger klog.Logger, obj interface{}, priority int) {
+// podEventBatchPeriod is how long a pod's event waits before its CustomPod is
+// served, so that the events of its other pods join it and one sync writes
+// the status they add up to, not one status per pod. Kubernetes' Job
+// controller batches its pods' events the same way, for a second.
+const podEventBatchPeriod = time.Second
+
+// enqueueCustomPod puts a CustomPod's key on the work queue, at priority,
+// after a delay.
+func (c *Controller) enqueueCustomPod(logger klog.Logger, obj interface{}, priority int, after time.Duration) {
 	objectRef, err := cache.ObjectToName(obj)
 	if err != nil {
 		utilruntime.HandleErrorWithLogger(logger, err, "Failed to get key of object")
 		return
 	}
-	c.workqueue.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(priority)}, objectRef)
-	logger.V(4).Info("Enqueued", "key", objectRef, "priority", priority)
+	c.workqueue.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(priority), After: after}, objectRef)
+	logger.V(4).Info("Enqueued", "key", objectRef, "priority", priority, "after", after)
 }
 
 // handleObject takes any object and, if a CustomPod is its controller (the
@@ -621,5 +631,5 @@ func (c *Controller) handleObject(logger klog.Logger, event string, obj interfac
 		logger.V(4).Info("Ignoring orphaned object", "pod", klog.KObj(object), "owner", ownerRef.Name)
 		return
 	}
-	c.enqueueCustomPod(logger, cp, podEventPriority)
+	c.enqueueCustomPod(logger, cp, podEventPriority, c.batchPeriod)
 }

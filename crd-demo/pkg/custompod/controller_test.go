@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
@@ -596,6 +597,7 @@ func TestHandleObject(t *testing.T) {
 			f := newFixture(t)
 			f.customPods = append(f.customPods, cp)
 			c, _ := f.newController(ctx)
+			c.batchPeriod = 0 // TestPodEventsBatched checks the period
 			c.handleObject(logger, "Update", tc.obj)
 			if got := c.workqueue.Len() == 1; got != tc.want {
 				t.Fatalf("queued = %v, want %v", got, tc.want)
@@ -609,19 +611,29 @@ func TestHandleObject(t *testing.T) {
 	}
 }
 
-// TestPodEventsGoFirst checks the queue's order: a CustomPod whose pod changed
-// is served before CustomPods queued earlier by their own events, which wait
-// for their first sync.
+// TestPodEventsGoFirst checks the queue's order: a CustomPod whose pods
+// changed is served once, after the batch period, and before CustomPods queued
+// earlier by their own events, which wait for their first sync.
 func TestPodEventsGoFirst(t *testing.T) {
 	logger, ctx := ktesting.NewTestContext(t)
-	started := newCustomPod("started", ptr.To[int32](1))
+	started := newCustomPod("started", ptr.To[int32](2))
 	f := newFixture(t)
 	f.customPods = append(f.customPods, started)
 	c, _ := f.newController(ctx)
+	c.batchPeriod = 100 * time.Millisecond
 	for _, name := range []string{"new-1", "new-2"} {
-		c.enqueueCustomPod(logger, newCustomPod(name, ptr.To[int32](1)), 0)
+		c.enqueueCustomPod(logger, newCustomPod(name, ptr.To[int32](1)), 0, 0)
 	}
 	c.handleObject(logger, "Update", ownedPod(started, "started-0", 0))
+	c.handleObject(logger, "Update", ownedPod(started, "started-1", 1))
+	if got := c.workqueue.Len(); got != 2 {
+		t.Fatalf("%d keys ready at once, want 2: the pods' events wait for the batch period", got)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return c.workqueue.Len() == 3, nil
+	}); err != nil {
+		t.Fatalf("%d keys ready after the batch period, want 3 (the two new CustomPods, and one for both pods' events)", c.workqueue.Len())
+	}
 
 	var got []string
 	for c.workqueue.Len() > 0 {

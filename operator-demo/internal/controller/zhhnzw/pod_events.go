@@ -18,6 +18,7 @@ package zhhnzw
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -37,7 +38,14 @@ import (
 // said so (docs/bench.md, step 15).
 const podEventPriority = 1
 
-// podEvents is Owns(&corev1.Pod{}) with podEventPriority: any change to a pod
+// podEventBatchPeriod is how long a pod's event waits before its CustomPod is
+// served, so that the events of its other pods join it and one Reconcile
+// writes the status they add up to, not one status per pod. Kubernetes' Job
+// controller batches its pods' events the same way, for a second.
+const podEventBatchPeriod = time.Second
+
+// podEvents is Owns(&corev1.Pod{}) with podEventPriority, after
+// podEventBatchPeriod: any change to a pod
 // a CustomPod controls (created, ready, failed, deleted) enqueues that
 // CustomPod. Events of the informer's initial list, and resyncs, keep
 // handler.LowPriority, as Owns gives them.
@@ -58,22 +66,22 @@ func podEvents() handler.EventHandler {
 }
 
 // enqueueController adds the CustomPod that controls pod, if one does: at
-// handler.LowPriority if low, else at podEventPriority. A queue without
-// priorities gets a plain Add.
+// handler.LowPriority if low, else at podEventPriority after
+// podEventBatchPeriod. A queue without priorities gets an AddAfter.
 func enqueueController(q workqueue.TypedRateLimitingInterface[reconcile.Request], pod client.Object, low bool) {
 	names := customPodOwnerName(pod)
 	if len(names) == 0 {
 		return
 	}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: names[0]}}
+	opts := priorityqueue.AddOpts{Priority: ptr.To(podEventPriority), After: podEventBatchPeriod}
+	if low {
+		opts = priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}
+	}
 	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
 	if !ok {
-		q.Add(req)
+		q.AddAfter(req, opts.After)
 		return
 	}
-	priority := podEventPriority
-	if low {
-		priority = handler.LowPriority
-	}
-	pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(priority)}, req)
+	pq.AddWithOpts(opts, req)
 }

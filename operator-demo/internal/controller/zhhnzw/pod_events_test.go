@@ -17,6 +17,9 @@ limitations under the License.
 package zhhnzw
 
 import (
+	"fmt"
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -50,14 +53,20 @@ var _ = Describe("podEvents", func() {
 		DeferCleanup(q.ShutDown)
 	})
 
-	It("serves a CustomPod whose pod changed before CustomPods queued earlier", func() {
-		// Two new CustomPods, as the For() handler adds them, then a pod event
-		// for a third.
+	It("serves a CustomPod whose pods changed, once, after the batch period, before CustomPods queued earlier", func() {
+		// Two new CustomPods, as the For() handler adds them, then events of
+		// two pods of a third.
 		q.AddWithOpts(priorityqueue.AddOpts{}, request("new-1"), request("new-2"))
-		changed := podOf("started")
-		newer := changed.DeepCopy()
-		newer.ResourceVersion = "2"
-		podEvents().Update(ctx, event.UpdateEvent{ObjectOld: changed, ObjectNew: newer}, q)
+		for i := range 2 {
+			changed := podOf("started")
+			changed.Name = fmt.Sprintf("started-%d", i)
+			newer := changed.DeepCopy()
+			newer.ResourceVersion = "2"
+			podEvents().Update(ctx, event.UpdateEvent{ObjectOld: changed, ObjectNew: newer}, q)
+		}
+		Expect(q.Len()).To(Equal(2), "the pods' events wait for podEventBatchPeriod")
+		Eventually(q.Len).WithTimeout(podEventBatchPeriod+time.Second).Should(Equal(3),
+			"the pods' events of one CustomPod are one request")
 
 		item, priority, _ := q.GetWithPriority()
 		Expect(item).To(Equal(request("started")))
@@ -79,7 +88,7 @@ var _ = Describe("podEvents", func() {
 	It("ignores pods no CustomPod controls", func() {
 		podEvents().Create(ctx, event.CreateEvent{Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}}, q)
 		podEvents().Delete(ctx, event.DeleteEvent{Object: podOf("gone")}, q)
-		Expect(q.Len()).To(Equal(1))
+		Eventually(q.Len).WithTimeout(podEventBatchPeriod + time.Second).Should(Equal(1))
 		item, _ := q.Get()
 		Expect(item).To(Equal(request("gone")))
 	})
