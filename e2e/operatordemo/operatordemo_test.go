@@ -491,27 +491,21 @@ func expectDebuggerRuns(h *harness.H, pod string) {
 
 // TestPodBuggerToolNeedsDebugRights is the security review's finding 1: the
 // controller adds debuggers with its own rights, so admission checks those
-// of whoever asks (config/policy/podbuggertool_debug_rights.yaml, which
-// config/default ships). A ServiceAccount bound only to the PodBuggerTool
+// of whoever asks: config/policy/podbuggertool_debug_rights.yaml, which
+// config/default ships, and the manager's webhook, which an OLM bundle
+// carries in its place. A ServiceAccount bound only to the PodBuggerTool
 // editor role is refused, with a message naming the right it lacks; one that
 // may also patch pods/ephemeralcontainers, as kubectl debug needs, is
 // admitted, and its debugger added. The namespace enforces the "restricted"
 // Pod Security Standard, which the debugger meets (finding 8). The manager
 // may update pods/ephemeralcontainers but not patch them: its status writes
-// pass because the policy does not see podbuggertools/status.
+// pass because neither the policy nor the webhook sees podbuggertools/status.
 func TestPodBuggerToolNeedsDebugRights(t *testing.T) {
 	h := harness.New(t)
 	h.Track("podbuggertool/podbuggertool-sample", "pod/debug-me")
 	h.EnforceRestricted()
 	startManager(h)
 	dir := h.Path("operator-demo")
-	const policy = "config/policy/podbuggertool_debug_rights.yaml"
-	if !harness.InCluster() {
-		// make deploy applied it with the rest of config/default; make
-		// install applies only the CRDs.
-		h.KubectlIn(dir, "apply", "-f", policy)
-		t.Cleanup(func() { _, _ = h.KubectlErr("delete", "--ignore-not-found", "-f", filepath.Join(dir, policy)) })
-	}
 	const editorRole = "config/rbac/debug_podbuggertool_editor_role.yaml"
 	h.KubectlIn(dir, "apply", "-f", editorRole)
 	t.Cleanup(func() { _, _ = h.KubectlErr("delete", "--ignore-not-found", "-f", filepath.Join(dir, editorRole)) })
@@ -534,19 +528,34 @@ func TestPodBuggerToolNeedsDebugRights(t *testing.T) {
 
 	h.Kubectl("apply", "-f", filepath.Join(h.Path("e2e", "operatordemo", "testdata"), "debug-me-restricted.yaml"))
 	sample := filepath.Join(dir, "config/samples/debug_v1alpha1_podbuggertool.yaml")
-	// The API server compiles a new policy in the background: wait until
-	// it refuses alice (a server-side dry run), then check the message.
-	var refusal string
-	h.WaitFor("the policy to refuse alice's PodBuggerTool", time.Minute, func(context.Context) (bool, string, error) {
-		out, err := h.KubectlErr("--kubeconfig", alice, "apply", "-f", sample, "--dry-run=server")
-		refusal = out
-		return err != nil, strings.TrimSpace(out), nil
-	})
-	for _, want := range []string{"(Forbidden)", "denied request: user system:serviceaccount:" + h.Namespace + ":alice may not patch pods/ephemeralcontainers in namespace " + h.Namespace} {
-		if !strings.Contains(refusal, want) {
-			t.Errorf("alice's refusal lacks %q:\n%s", want, refusal)
+	// refusedBy waits until what refuses alice's PodBuggerTool (a
+	// server-side dry run) says answerer, then checks the message.
+	refusedBy := func(what, answerer string) {
+		t.Helper()
+		var refusal string
+		h.WaitFor(what+" to refuse alice's PodBuggerTool", time.Minute, func(context.Context) (bool, string, error) {
+			out, err := h.KubectlErr("--kubeconfig", alice, "apply", "-f", sample, "--dry-run=server")
+			refusal = out
+			return err != nil && strings.Contains(out, answerer), strings.TrimSpace(out), nil
+		})
+		for _, want := range []string{"(Forbidden)", answerer, "user system:serviceaccount:" + h.Namespace + ":alice may not patch pods/ephemeralcontainers in namespace " + h.Namespace} {
+			if !strings.Contains(refusal, want) {
+				t.Errorf("alice's refusal lacks %q:\n%s", want, refusal)
+			}
 		}
 	}
+	const policy = "config/policy/podbuggertool_debug_rights.yaml"
+	if !harness.InCluster() {
+		// The webhook alone, as an OLM bundle installs the operator: make
+		// run serves it, and make install applies no policy.
+		refusedBy("the webhook", `admission webhook "vpodbuggertool-v1alpha1.kb.io" denied the request: podbuggertools.debug.mock.com "podbuggertool-sample" is forbidden:`)
+		// make deploy applied the policy with the rest of config/default.
+		h.KubectlIn(dir, "apply", "-f", policy)
+		t.Cleanup(func() { _, _ = h.KubectlErr("delete", "--ignore-not-found", "-f", filepath.Join(dir, policy)) })
+	}
+	// The API server compiles a new policy in the background; once it has,
+	// the policy answers before the webhook is asked.
+	refusedBy("the policy", "ValidatingAdmissionPolicy 'podbuggertool-needs-debug-rights.debug.mock.com' with binding 'podbuggertool-needs-debug-rights.debug.mock.com' denied request:")
 
 	h.Kubectl("--kubeconfig", bob, "apply", "-f", sample)
 	waitForDebugger(h, "debug-me to get bob's debugger, restricted, and the PodBuggerTool to count it")

@@ -56,6 +56,7 @@ import (
 	networkcontroller "example.com/k8s-demo/operator-demo/internal/controller/network"
 	zhhnzwcontroller "example.com/k8s-demo/operator-demo/internal/controller/zhhnzw"
 	"example.com/k8s-demo/operator-demo/internal/webhook/certs"
+	webhookdebugv1alpha1 "example.com/k8s-demo/operator-demo/internal/webhook/debug/v1alpha1"
 	webhooknetworkv1 "example.com/k8s-demo/operator-demo/internal/webhook/network/v1"
 	webhookzhhnzwv2 "example.com/k8s-demo/operator-demo/internal/webhook/zhhnzw/v2"
 	// +kubebuilder:scaffold:imports
@@ -337,6 +338,12 @@ func main() {
 		}
 		if err := webhookzhhnzwv2.SetupCustomPodWebhookWithManager(mgr); err != nil {
 			setupLog.Error(err, "Failed to create webhook", "webhook", "CustomPod")
+			os.Exit(1)
+		}
+		// The PodBuggerTool's author must be one who may kubectl debug: the
+		// check config/policy makes too, for where no policy ships (OLM).
+		if err := webhookdebugv1alpha1.SetupPodBuggerToolWebhookWithManager(mgr); err != nil {
+			setupLog.Error(err, "Failed to create webhook", "webhook", "PodBuggerTool")
 			os.Exit(1)
 		}
 	}
