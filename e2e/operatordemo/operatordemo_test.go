@@ -46,6 +46,11 @@ func startManager(h *harness.H) harness.Controller {
 			Deployment: "operator-demo-controller-manager", FromRegistry: true,
 			Restore: []string{"config/manager/kustomization.yaml"}})
 		expectFromRegistry(h)
+		// The pod may run before its webhook server answers, and every
+		// PodBuggerTool and Vpc is refused until it does (failurePolicy
+		// Fail). One server serves both webhooks: once the Vpc's answers,
+		// so does the PodBuggerTool's.
+		waitForVpcWebhook(h)
 		return d
 	}
 	dir := h.Path("operator-demo")
@@ -555,7 +560,9 @@ func TestPodBuggerToolNeedsDebugRights(t *testing.T) {
 	}
 	// The API server compiles a new policy in the background; once it has,
 	// the policy answers before the webhook is asked.
-	refusedBy("the policy", "ValidatingAdmissionPolicy 'podbuggertool-needs-debug-rights.debug.mock.com' with binding 'podbuggertool-needs-debug-rights.debug.mock.com' denied request:")
+	// make deploy prefixes the policy's and its binding's names
+	// (operator-demo-...); applied alone, they have none.
+	refusedBy("the policy", "podbuggertool-needs-debug-rights.debug.mock.com' denied request:")
 
 	h.Kubectl("--kubeconfig", bob, "apply", "-f", sample)
 	waitForDebugger(h, "debug-me to get bob's debugger, restricted, and the PodBuggerTool to count it")
