@@ -39,6 +39,10 @@ func TestMain(m *testing.M) { harness.Main(m) }
 // E2E_MANAGERS=in-cluster, what articles 000 and 001 do: the image pushed
 // to the local registry, and `make deploy` (the CRDs, the generated RBAC and
 // the manager's Deployment, whose pod pulls the image from the registry).
+// It returns once the manager's webhooks answer: its workers may run before
+// its webhook server does, and until then failurePolicy Fail refuses every
+// Vpc and PodBuggerTool. One server serves both webhooks, so the Vpc's
+// answering is the PodBuggerTool's too.
 func startManager(h *harness.H) harness.Controller {
 	h.Helper()
 	if harness.InCluster() {
@@ -46,10 +50,6 @@ func startManager(h *harness.H) harness.Controller {
 			Deployment: "operator-demo-controller-manager", FromRegistry: true,
 			Restore: []string{"config/manager/kustomization.yaml"}})
 		expectFromRegistry(h)
-		// The pod may run before its webhook server answers, and every
-		// PodBuggerTool and Vpc is refused until it does (failurePolicy
-		// Fail). One server serves both webhooks: once the Vpc's answers,
-		// so does the PodBuggerTool's.
 		waitForVpcWebhook(h)
 		return d
 	}
@@ -61,6 +61,7 @@ func startManager(h *harness.H) harness.Controller {
 	p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: []string{"run"}, Dir: dir,
 		Env: append([]string{"KUBECONFIG=" + kubeconfig}, webhook.MakeRunEnv(h)...)})
 	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 10*time.Minute)
+	waitForVpcWebhook(h)
 	return p
 }
 
@@ -286,7 +287,6 @@ func TestVpc(t *testing.T) {
 	h.Track("vpc/vpc-sample")
 	h.EnforceRestricted()
 	startManager(h)
-	waitForVpcWebhook(h)
 	h.KubectlIn(h.Path("operator-demo"), "apply", "-f", "config/samples/network_v1_vpc.yaml")
 
 	type vpcStatus struct {
@@ -362,7 +362,6 @@ func TestVpcOverlapRefused(t *testing.T) {
 	h := harness.New(t)
 	h.Track("vpc")
 	mgr := startManager(h)
-	waitForVpcWebhook(h)
 	h.KubectlIn(h.Path("operator-demo"), "apply", "-f", "config/samples/network_v1_vpc.yaml")
 	testdata := h.Path("e2e", "operatordemo", "testdata")
 
