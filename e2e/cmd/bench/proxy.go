@@ -57,15 +57,30 @@ func startCountingProxy(cfg *rest.Config) (*countingProxy, error) {
 	}
 	p.addr = l.Addr().String()
 	p.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.count(r)
-		rp.ServeHTTP(w, r)
+		key := verbOf(r) + " " + resourceOf(r.URL.Path)
+		if strings.HasPrefix(key, "watch ") {
+			p.count(key) // a stream: counted when it opens
+			rp.ServeHTTP(w, r)
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		rp.ServeHTTP(sw, r)
+		// A conflict is a request made on a stale view: a create of a
+		// name that exists, an update of an old resourceVersion. It is
+		// counted apart, so that "create pods" is the pods made.
+		if sw.code == http.StatusConflict {
+			key += conflictSuffix
+		}
+		p.count(key)
 	})}
 	go func() { _ = p.server.Serve(l) }()
 	return p, nil
 }
 
-func (p *countingProxy) count(r *http.Request) {
-	key := verbOf(r) + " " + resourceOf(r.URL.Path)
+// conflictSuffix marks the requests the API server refused with 409.
+const conflictSuffix = " (409 conflict)"
+
+func (p *countingProxy) count(key string) {
 	p.mu.Lock()
 	p.counts[key]++
 	p.mu.Unlock()
@@ -81,6 +96,20 @@ func (p *countingProxy) Snapshot() map[string]int {
 	}
 	return c
 }
+
+// statusWriter remembers the status code of the response it passes on.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the real writer's Flush.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Close stops the proxy, cutting the process's watches.
 func (p *countingProxy) Close() { _ = p.server.Close() }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 func TestRequestsAreNamedAsTheAuditLogNamesThem(t *testing.T) {
@@ -25,6 +29,45 @@ func TestRequestsAreNamedAsTheAuditLogNamesThem(t *testing.T) {
 		if got := verbOf(r) + " " + resourceOf(r.URL.Path); got != c.want {
 			t.Errorf("%s %s: got %q, want %q", c.method, c.url, got, c.want)
 		}
+	}
+}
+
+// TestConflictsAreCountedApart sends requests through the proxy to a server
+// that refuses one create with 409, as the API server refuses a name that
+// exists: "create pods" counts the pods made, the refusal has its own line.
+func TestConflictsAreCountedApart(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.Contains(r.URL.RawQuery, "dup") {
+			w.WriteHeader(http.StatusConflict)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer upstream.Close()
+	p, err := startCountingProxy(&rest.Config{Host: upstream.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, q := range []string{"", "", "dup", "watch=true"} {
+		method := http.MethodPost
+		if q == "watch=true" {
+			method = http.MethodGet
+		}
+		req, _ := http.NewRequest(method, "http://"+p.addr+"/api/v1/namespaces/ns/pods?"+q, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	c := requestCounts(p.Snapshot())
+	want := "create pods 2, create pods (409 conflict) 1, watch pods 1"
+	if got := c.String(); got != want {
+		t.Errorf("counts: got %q, want %q", got, want)
+	}
+	if c.Total() != 3 || c.Writes() != 3 {
+		t.Errorf("Total %d and Writes %d, want 3 and 3: a refused create is still a request and a write", c.Total(), c.Writes())
 	}
 }
 
