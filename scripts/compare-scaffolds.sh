@@ -120,6 +120,12 @@ must_match=(
   api/zhhnzw/v2/groupversion_info.go
   api/zhhnzw/v2/zz_generated.deepcopy.go
   internal/controller/zhhnzw/custompod_controller.go
+  internal/controller/zhhnzw/events.go
+  internal/controller/zhhnzw/pod_events.go
+  internal/controller/zhhnzw/pod_names.go
+  internal/controller/zhhnzw/pod_template.go
+  internal/controller/zhhnzw/pod_writes.go
+  internal/controller/zhhnzw/status.go
   internal/webhook/zhhnzw/v2/custompod_webhook.go
   config/crd/bases/zhhnzw.mock.com_custompods.yaml
   config/crd/patches/webhook_in_zhhnzw_custompods.yaml

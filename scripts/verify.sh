@@ -6,6 +6,7 @@ rc=0
 
 "$ROOT/scripts/check-versions.sh" || rc=1
 "$ROOT/scripts/check-tracked-files.sh" || rc=1
+"$ROOT/scripts/check-loop-files.sh" || rc=1
 
 # go.work must use every module but tools/, and nothing else.
 want=$(modules | sed 's#^#./#' | sort)

@@ -20,6 +20,8 @@ import (
 	"context"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -28,6 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	zhhnzwv2 "example.com/k8s-demo/kubebuilder-demo/api/v2"
 )
 
 // podEventPriority puts a CustomPod whose pods changed ahead of CustomPods
@@ -84,4 +88,17 @@ func enqueueController(q workqueue.TypedRateLimitingInterface[reconcile.Request]
 		return
 	}
 	pq.AddWithOpts(opts, req)
+}
+
+// customPodOwnerName is the podOwnerKey index: the name of the CustomPod that
+// controls the pod, in any of its API versions, if one does.
+func customPodOwnerName(obj client.Object) []string {
+	owner := metav1.GetControllerOf(obj)
+	if owner == nil || owner.Kind != "CustomPod" {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(owner.APIVersion); err != nil || gv.Group != zhhnzwv2.GroupVersion.Group {
+		return nil
+	}
+	return []string{owner.Name}
 }

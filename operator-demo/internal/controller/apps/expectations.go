@@ -135,3 +135,16 @@ func (e *expectations) get(key types.NamespacedName) *expected {
 	}
 	return x
 }
+
+// expectations is created on first use, so that a PodSetReconciler{} built
+// by hand, as the tests do, works too.
+func (r *PodSetReconciler) expectations() *expectations {
+	r.expectOnce.Do(func() {
+		c := r.Clock
+		if c == nil {
+			c = clock.RealClock{}
+		}
+		r.expected = newExpectations(c)
+	})
+	return r.expected
+}

@@ -192,7 +192,7 @@ var _ = Describe("PodSet Controller", func() {
 			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
 			gone := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone-x", Namespace: ps.Namespace, UID: "gone-uid"}}
 
-			left, err := r.scaleDown(ctx, ps, []corev1.Pod{gone}, 1)
+			left, err := r.deletePods(ctx, ps, []corev1.Pod{gone}, 1)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(left).To(BeEmpty())
 			Expect(recorder.Events).To(BeEmpty())
