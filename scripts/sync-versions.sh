@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Rewrites tools/go.mod from versions.env, the one file that pins every version.
 #
-# tools/ is a Go module that only holds the tools' requirements; `make tools`
-# builds from it. k8s.io/kubernetes cannot be required like an ordinary module:
-# its go.mod points the k8s.io/* staging modules at ./staging/..., which is not
-# in the module zip, so each of them is replaced by its published v0.x release.
+# tools/ is a Go module that holds the tools' requirements and the
+# repository's own tool, localwebhook (whose test needs controller-runtime's
+# envtest); `make tools` builds from it. k8s.io/kubernetes cannot be required
+# like an ordinary module: its go.mod points the k8s.io/* staging modules at
+# ./staging/..., which is not in the module zip, so each of them is replaced by
+# its published v0.x release.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../versions.env
@@ -17,6 +19,7 @@ go mod edit -go="$GO_VERSION" \
   -require="k8s.io/kubernetes@$KUBERNETES_VERSION" \
   -require="k8s.io/code-generator@$K8S_LIBS_VERSION" \
   -require="sigs.k8s.io/controller-tools@$CONTROLLER_TOOLS_VERSION" \
+  -require="sigs.k8s.io/controller-runtime@$CONTROLLER_RUNTIME_VERSION" \
   -require="sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION" \
   -require="go.etcd.io/etcd/server/v3@$ETCD_VERSION" \
   -require="sigs.k8s.io/kwok@$KWOK_VERSION" \

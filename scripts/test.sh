@@ -4,7 +4,8 @@
 #   2. side by side:
 #      (1) make verify (versions, gofmt, generated code and manifests, the
 #          diagrams, the docs' links and Chinese twins), then each demo
-#          module's own `make test` (unit and envtest suites), then the docs
+#          module's own `make test` (unit and envtest suites) and the tests
+#          of tools/ (localwebhook), then the docs
 #          site served by `make docs-serve` and read in headless Chromium;
 #      (2) the e2e suites, on a kwok cluster of their own that is removed after;
 #      (3) the tutorial followed as a reader types it (e2e/reader): every
@@ -125,6 +126,11 @@ checks() {
       step "$m: go test ./..." bash -c "cd '$ROOT/$m' && GOWORK=off KUBEBUILDER_ASSETS='$LOCALBIN' go test -count=1 ./..." || return
     fi
   done
+  # tools/ is not among modules(), but holds the repository's own tool,
+  # localwebhook, whose test applies each scaffold's CRDs with the pinned
+  # kubectl to an envtest API server (given 60 s to start, as in the
+  # scaffolds' make test).
+  step "tools: go test ./... (localwebhook)" bash -c "cd '$ROOT/tools' && GOWORK=off KUBEBUILDER_ASSETS='$LOCALBIN' KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=60s go test -count=1 ./..." || return
   # The docs as a site: `make docs-serve`, read in headless Chromium.
   step "docs: make docs-serve, read in a real browser (e2e/site)" bash -c \
     "cd '$ROOT/e2e' && GOWORK=off go test -tags site -count=1 -timeout 30m ./site" || return

@@ -23,6 +23,16 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 kwok_ldflags="-X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v} -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=${KUBERNETES_VERSION#v}"
 
+# src_hash DIR: part of the stamp of a tool of the repository's own,
+# tools/DIR, so that a change to its code (or to tools/go.mod) builds it again
+# (cksum: POSIX, on macOS too).
+src_hash() {
+  local f
+  for f in "$root/tools/go.mod" "$root/tools/$1"/*.go; do
+    case $f in *_test.go) ;; *) cat "$f" ;; esac
+  done | cksum | cut -d' ' -f1
+}
+
 # name | version | package (in tools/go.mod) | ldflags
 tools=(
   "kube-apiserver|$KUBERNETES_VERSION|k8s.io/kubernetes/cmd/kube-apiserver|$kube_ldflags"
@@ -38,6 +48,8 @@ tools=(
   # Not in tools/go.mod: kubebuilder's own k8s.io/* requirements would move
   # those that the server binaries build with.
   "kubebuilder|$KUBEBUILDER_VERSION|sigs.k8s.io/kubebuilder/v4@$KUBEBUILDER_VERSION|"
+  # The repository's own: the scaffolds' `make run` serves their webhooks with it.
+  "localwebhook|$K8S_LIBS_VERSION-$(src_hash localwebhook)|example.com/k8s-demo/tools/localwebhook|"
 )
 for gen in applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen \
            informer-gen lister-gen register-gen validation-gen; do

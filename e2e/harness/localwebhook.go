@@ -9,7 +9,7 @@ import (
 
 // LocalWebhook is where a kubebuilder-demo or operator-demo manager run
 // beside the cluster serves its webhooks, as its `make run` sets them up
-// (hack/localwebhook): a port of the test's own, so that managers of parallel
+// (tools/localwebhook): a port of the test's own, so that managers of parallel
 // tests do not collide, and a certificate directory in the test's artifacts.
 // Both modules' `make run` point the CustomPod CRD's conversion webhook at
 // that port; operator-demo's also applies a webhook configuration for the
@@ -80,12 +80,12 @@ func (h *H) UninstallLocalWebhook() (string, error) {
 }
 
 // Apply does what the module's `make run` does before it starts the
-// manager, for a manager binary the test runs itself: hack/localwebhook,
+// manager, for a manager binary the test runs itself: tools/localwebhook,
 // built once, with the test's admin kubeconfig.
 func (w LocalWebhook) Apply(h *H) {
 	h.Helper()
-	bin := h.Build(w.Module, "./hack/localwebhook", "localwebhook")
-	if _, err := h.Command(h.Path(w.Module), bin, "-port", strconv.Itoa(w.Port), "-dir", w.Dir,
+	bin := h.Build("tools", "./localwebhook", "localwebhook")
+	if _, err := h.Command(h.Path(w.Module), bin, "-name-prefix", w.Module+"-", "-port", strconv.Itoa(w.Port), "-dir", w.Dir,
 		"-namespace", h.Namespace, "-kubeconfig", h.Kubeconfig); err != nil {
 		h.Fatal(err)
 	}

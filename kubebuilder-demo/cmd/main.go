@@ -398,7 +398,7 @@ func webhookCertPresent(rotation bool, dir, name string) error {
 	}
 	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("%w: give --webhook-cert-path a directory with tls.crt and tls.key "+
-			"(`make run` makes one, with hack/localwebhook), or run without webhooks: ENABLE_WEBHOOKS=false", err)
+			"(`make run` makes one, with ../bin/localwebhook), or run without webhooks: ENABLE_WEBHOOKS=false", err)
 	}
 	return nil
 }

@@ -91,11 +91,11 @@ for module in kubebuilder-demo:kubebuilder operator-demo:operator-sdk; do
   run "the CRD to be installed" make -s install
   run "the manager to build" make -s build
   v2sample=$(ls config/samples/*_v2_custompod.yaml)
-  say "The manager serves the conversion webhook: hack/localwebhook (make run runs it first) makes its certificate and points the CRD's conversion at this machine."
-  run "the certificate and the CRD's conversion" go run ./hack/localwebhook -namespace "demo-$tool"
+  say "The manager serves the conversion webhook: localwebhook (bin/, from tools/localwebhook; make run runs it first) makes its certificate and points the CRD's conversion at this machine."
+  run "the certificate and the CRD's conversion" localwebhook -name-prefix "$module-" -namespace "demo-$tool"
   custompod_walkthrough "demo-$tool" config/samples/zhhnzw_v1_custompod.yaml "$v2sample" bin/manager --health-probe-bind-address=0 --webhook-cert-path=bin/localwebhook
   if [ "$module" = operator-demo ]; then
-    run "the Vpc webhook configuration to be deleted" go run ./hack/localwebhook -namespace "demo-$tool" -delete
+    run "the Vpc webhook configuration to be deleted" localwebhook -name-prefix "$module-" -namespace "demo-$tool" -delete
   fi
 done
 cd "$ROOT" || exit 1

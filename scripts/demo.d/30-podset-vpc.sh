@@ -7,8 +7,8 @@ chapter "PodSet, Vpc and PodBuggerTool (operator-demo)"
 cd "$ROOT/operator-demo" || exit 1
 say "The manager built for CustomPod runs the PodSet, Vpc and PodBuggerTool controllers too."
 kubectl get namespace demo-operator-sdk >/dev/null 2>&1 || run "the namespace" kubectl create namespace demo-operator-sdk
-say "Its Vpc webhook needs a serving certificate, and a webhook configuration that sends Vpc writes to this machine: hack/localwebhook makes both (make run runs it first)."
-run "the certificate and the webhook configuration" go run ./hack/localwebhook -namespace demo-operator-sdk
+say "Its Vpc webhook needs a serving certificate, and a webhook configuration that sends Vpc writes to this machine: localwebhook (bin/, from tools/localwebhook) makes both (make run runs it first)."
+run "the certificate and the webhook configuration" localwebhook -name-prefix operator-demo- -namespace demo-operator-sdk
 background manager-podset-vpc bin/manager --health-probe-bind-address=0 --namespace demo-operator-sdk --webhook-cert-path=bin/localwebhook
 
 say "A PodSet of 3 busybox pods, scaled to 5 and back to 2; status.nodes lists them."
@@ -83,5 +83,5 @@ if kubectl patch -n demo-operator-sdk vpc vpc-sample --type=merge -p '{"spec":{"
   echo "expected the API server to refuse a Vpc write while its webhook is down" >&2
   exit 1
 fi
-run "the webhook configuration to be deleted" go run ./hack/localwebhook -namespace demo-operator-sdk -delete
+run "the webhook configuration to be deleted" localwebhook -name-prefix operator-demo- -namespace demo-operator-sdk -delete
 cd "$ROOT" || exit 1

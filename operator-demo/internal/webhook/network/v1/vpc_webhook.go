@@ -113,7 +113,7 @@ func (v *VpcValidator) validateOverlap(ctx context.Context, vpc *networkv1.Vpc) 
 		// A manager restricted to one namespace (--namespace) caches no
 		// other: let the Vpc through, saying so, rather than refuse every
 		// Vpc of namespaces this manager does not manage. Its webhook
-		// configuration should not send them here (hack/localwebhook's
+		// configuration should not send them here (localwebhook's
 		// namespaceSelector does not).
 		if strings.Contains(err.Error(), "unknown namespace for the cache") {
 			return admission.Warnings{fmt.Sprintf("not checked for overlaps with other Vpcs: this webhook's manager watches another namespace (%v)", err)}, nil

@@ -1,19 +1,3 @@
-/*
-Copyright 2026.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package main
 
 import (
@@ -30,26 +14,50 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 )
 
-// The module's own conversion patch is what make run reads.
+// demos are the modules whose `make run` runs this program, in their
+// directories, and the webhook configurations their
+// config/webhook/manifests.yaml holds.
+var demos = []struct {
+	dir     string
+	configs []string // kind/name
+}{
+	{dir: "kubebuilder-demo"}, // conversion only: controller-gen writes no manifests.yaml
+	{dir: "operator-demo", configs: []string{"ValidatingWebhookConfiguration/validating-webhook-configuration"}}, // the Vpc webhook
+}
+
+// demoPath is a path in a demo module, from this directory.
+func demoPath(demo string, elem ...string) string {
+	return filepath.Join(append([]string{"..", "..", demo}, elem...)...)
+}
+
+// Each module's own conversion patch is what its make run reads.
 func TestReadConversions(t *testing.T) {
-	got, err := readConversions(filepath.Join("..", "..", "config", "crd", "patches"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []conversion{{crd: "custompods.zhhnzw.mock.com", path: "/convert"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("conversions %+v, want %+v", got, want)
+	for _, demo := range demos {
+		got, err := readConversions(demoPath(demo.dir, "config", "crd", "patches"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []conversion{{crd: "custompods.zhhnzw.mock.com", path: "/convert"}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: conversions %+v, want %+v", demo.dir, got, want)
+		}
 	}
 }
 
-// The Vpc webhook's configuration, from the module's manifests.
+// Each module's webhook configurations, from its manifests.
 func TestReadConfigs(t *testing.T) {
-	configs, err := readConfigs(filepath.Join("..", "..", "config", "webhook", "manifests.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(configs) != 1 || configs[0].kind != "ValidatingWebhookConfiguration" || configs[0].name != "validating-webhook-configuration" {
-		t.Errorf("configs %+v, want the one ValidatingWebhookConfiguration", configs)
+	for _, demo := range demos {
+		configs, err := readConfigs(demoPath(demo.dir, "config", "webhook", "manifests.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range configs {
+			got = append(got, c.kind+"/"+c.name)
+		}
+		if !reflect.DeepEqual(got, demo.configs) {
+			t.Errorf("%s: configs %v, want %v", demo.dir, got, demo.configs)
+		}
 	}
 }
 
@@ -86,7 +94,7 @@ func TestPointConversion(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{gvr: "CustomResourceDefinitionList"}, crd)
-	o := options{host: "127.0.0.1", port: 9443}
+	o := options{host: "127.0.0.1", port: 9443, prefix: "kubebuilder-demo-"}
 	if err := pointConversion(context.Background(), dyn, conversion{crd: crd.GetName(), path: "/convert"}, []byte("CA"), o, io.Discard); err != nil {
 		t.Fatal(err)
 	}

@@ -1,19 +1,3 @@
-/*
-Copyright 2026.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
 package main
 
 import (
@@ -34,25 +18,33 @@ import (
 
 // TestApplyAfterPointConversion: once make run has pointed the CRD at this
 // machine, `make install` still works and puts config/crd's Service back in
-// place of the URL. Whether it does is kubectl's business (it computes its
-// patch from the last-applied annotation), so this runs the real kubectl
-// against a real API server: TestPointConversion's fake client cannot tell.
+// place of the URL, in each module that runs this program. Whether it does is
+// kubectl's business (it computes its patch from the last-applied
+// annotation), so this runs the real kubectl against a real API server:
+// TestPointConversion's fake client cannot tell.
 func TestApplyAfterPointConversion(t *testing.T) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		t.Skip("KUBEBUILDER_ASSETS is not set: this test runs kubectl against an envtest API server " +
 			"(kube-apiserver, etcd and kubectl from that directory). Run it with make test, " +
-			"or KUBEBUILDER_ASSETS=$(cd .. && pwd)/bin go test ./hack/localwebhook")
+			"or KUBEBUILDER_ASSETS=$(cd .. && pwd)/bin go test ./localwebhook")
 	}
-	// envtest's kubectl is $KUBEBUILDER_ASSETS/kubectl, which make test does not build.
+	// envtest's kubectl is $KUBEBUILDER_ASSETS/kubectl, which make tools builds.
 	if _, err := os.Stat(filepath.Join(assets, "kubectl")); err != nil {
-		t.Fatalf("this test needs kubectl in KUBEBUILDER_ASSETS (%v): make kubectl builds the pinned one into ../bin", err)
+		t.Fatalf("this test needs kubectl in KUBEBUILDER_ASSETS (%v): make tools builds the pinned one into ../bin", err)
 	}
 	// No user kuberc (it could make apply server-side) and no shared
 	// discovery cache (another server may have used this port).
 	t.Setenv("KUBERC", "off")
 	t.Setenv("KUBECACHEDIR", t.TempDir())
+	for _, demo := range demos {
+		t.Run(demo.dir, func(t *testing.T) { applyAfterPointConversion(t, assets, demo.dir) })
+	}
+}
 
+// applyAfterPointConversion installs demo's CRDs in an API server of its
+// own, points their conversion here, and installs them again.
+func applyAfterPointConversion(t *testing.T, assets, demo string) {
 	env, cfg := startEnv(t, assets)
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {
@@ -63,10 +55,10 @@ func TestApplyAfterPointConversion(t *testing.T) {
 	// kubectl apply -k runs the same build with the kustomize built into kubectl.
 	install := func(when string) {
 		t.Helper()
-		stdout, stderr, err := env.ControlPlane.KubeCtl().Run("apply", "-k", filepath.Join("..", "..", "config", "crd"))
+		stdout, stderr, err := env.ControlPlane.KubeCtl().Run("apply", "-k", demoPath(demo, "config", "crd"))
 		if err != nil {
 			out, _ := io.ReadAll(io.MultiReader(stdout, stderr))
-			t.Fatalf("%s: kubectl apply -k config/crd: %v\n%s", when, err, out)
+			t.Fatalf("%s: kubectl apply -k %s/config/crd: %v\n%s", when, demo, err, out)
 		}
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
@@ -84,19 +76,19 @@ func TestApplyAfterPointConversion(t *testing.T) {
 	}
 
 	install("installing")
-	conversions, err := readConversions(filepath.Join("..", "..", "config", "crd", "patches"))
+	conversions, err := readConversions(demoPath(demo, "config", "crd", "patches"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(conversions) == 0 {
 		t.Fatal("config/crd/patches gives no CRD a conversion webhook")
 	}
-	ca, err := ensureCerts(t.TempDir(), "127.0.0.1", io.Discard)
+	ca, err := ensureCerts(t.TempDir(), "127.0.0.1", demo, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	caBundle := base64.StdEncoding.EncodeToString(ca)
-	o := options{host: "127.0.0.1", port: 9443}
+	o := options{host: "127.0.0.1", port: 9443, prefix: demo + "-"}
 	for _, c := range conversions {
 		if err := pointConversion(t.Context(), dyn, c, ca, o, io.Discard); err != nil {
 			t.Fatal(err)
@@ -123,7 +115,7 @@ func TestApplyAfterPointConversion(t *testing.T) {
 
 // startEnv starts envtest's etcd and kube-apiserver from assets. envtest then
 // gives the API server 5 seconds to show the default namespace
-// (controller-runtime v0.24.1, pkg/envtest/server.go:405), which a 2-core
+// (controller-runtime v0.25.2, pkg/envtest/server.go:405), which a 2-core
 // machine running other suites beside this one has missed: a new environment
 // gets a second try.
 func startEnv(t *testing.T, assets string) (*envtest.Environment, *rest.Config) {

@@ -1,23 +1,11 @@
-/*
-Copyright 2026.
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-*/
-
-// Command localwebhook lets `make run` serve the webhooks from this machine:
-// the scaffold's `make run` serves none, as the cluster's webhook
+// Command localwebhook lets a scaffold's `make run` serve the webhooks from
+// this machine: the scaffold's `make run` serves none, as the cluster's webhook
 // configuration (config/default) names a Service in the cluster, with a
-// certificate the cluster issues. Before the manager starts, it
+// certificate the cluster issues. `make tools` builds it into the repository's
+// bin/, as it builds controller-gen and kustomize, and kubebuilder-demo's and
+// operator-demo's `make run` run it there, in the module's directory (the
+// paths below are relative to it), with -name-prefix set to the module's
+// config/default namePrefix. Before the manager starts, it
 //
 //   - creates a CA and a serving certificate for -host in -dir (tls.crt,
 //     tls.key: the manager's --webhook-cert-path), or reuses them while they
@@ -69,6 +57,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -82,9 +71,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// fieldManager owns the copies' fields, and labels them.
-const fieldManager = "kubebuilder-demo-localwebhook"
-
 func main() {
 	var o options
 	flag.StringVar(&o.host, "host", "127.0.0.1", "this machine's address or name, as the API server reaches it")
@@ -92,11 +78,15 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "bin/localwebhook", "where the CA and the serving certificate are kept (--webhook-cert-path)")
 	flag.StringVar(&o.manifests, "manifests", "config/webhook/manifests.yaml", "the webhook configurations controller-gen generated, if any")
 	flag.StringVar(&o.crdPatches, "crd-patches", "config/crd/patches", "the CRD patches that enable conversion webhooks (webhook_in_*.yaml)")
-	flag.StringVar(&o.prefix, "name-prefix", "kubebuilder-demo-", "prefix of the copies' names (config/default's namePrefix)")
+	flag.StringVar(&o.prefix, "name-prefix", "", "config/default's namePrefix (e.g. kubebuilder-demo-): it starts the copies' names, this program's field manager and its CA's name (required)")
 	flag.StringVar(&o.namespace, "namespace", os.Getenv("WATCH_NAMESPACE"), "if set, the copies match this namespace only (default $WATCH_NAMESPACE)")
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig (default $KUBECONFIG or ~/.kube/config)")
 	flag.BoolVar(&o.delete, "delete", false, "delete the copies instead")
 	flag.Parse()
+	if o.prefix == "" {
+		fmt.Fprintln(os.Stderr, "localwebhook: -name-prefix is required: the module's namePrefix (config/default/kustomization.yaml), e.g. kubebuilder-demo-")
+		os.Exit(2)
+	}
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "localwebhook:", err)
 		os.Exit(1)
@@ -108,6 +98,10 @@ type options struct {
 	port                                                            int
 	delete                                                          bool
 }
+
+// fieldManager owns the copies' fields, and labels them: the module's
+// localwebhook (kubebuilder-demo-localwebhook).
+func (o options) fieldManager() string { return o.prefix + "localwebhook" }
 
 func run(ctx context.Context, o options, out io.Writer) error {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
@@ -141,7 +135,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return nil
 	}
 
-	ca, err := ensureCerts(o.dir, o.host, out)
+	ca, err := ensureCerts(o.dir, o.host, strings.TrimSuffix(o.prefix, "-"), out)
 	if err != nil {
 		return err
 	}
@@ -247,7 +241,7 @@ func pointConversion(ctx context.Context, dyn dynamic.Interface, c conversion, c
 	if err != nil {
 		return err
 	}
-	_, err = dyn.Resource(crdResource).Patch(ctx, c.crd, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	_, err = dyn.Resource(crdResource).Patch(ctx, c.crd, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: o.fieldManager()})
 	if err != nil {
 		return fmt.Errorf("pointing the conversion webhook of %s here: %w", c.crd, err)
 	}
@@ -353,13 +347,13 @@ func applyCopy(ctx context.Context, client kubernetes.Interface, c webhookConfig
 	}
 	c.obj["metadata"] = map[string]any{
 		"name":   name,
-		"labels": map[string]string{"app.kubernetes.io/managed-by": fieldManager},
+		"labels": map[string]string{"app.kubernetes.io/managed-by": o.fieldManager()},
 	}
 	data, err := json.Marshal(c.obj)
 	if err != nil {
 		return err
 	}
-	opts := metav1.PatchOptions{FieldManager: fieldManager, Force: ptrTo(true)}
+	opts := metav1.PatchOptions{FieldManager: o.fieldManager(), Force: ptrTo(true)}
 	adm := client.AdmissionregistrationV1()
 	switch c.kind {
 	case "ValidatingWebhookConfiguration":
@@ -409,8 +403,9 @@ func deleteCopies(ctx context.Context, client kubernetes.Interface, configs []we
 // when missing, expiring within a day, or not for this host.
 const validity = 365 * 24 * time.Hour
 
-// ensureCerts returns the CA's PEM, making the files if needed.
-func ensureCerts(dir, host string, out io.Writer) ([]byte, error) {
+// ensureCerts returns the CA's PEM, making the files if needed; a new CA is
+// named for the module (kubebuilder-demo local webhook CA).
+func ensureCerts(dir, host, module string, out io.Writer) ([]byte, error) {
 	caPath, certPath, keyPath := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	if notAfter, err := validFor(caPath, certPath, keyPath, host); err == nil {
 		fmt.Fprintf(out, "Reusing the webhook server's certificate for %s in %s (valid until %s)\n", host, dir, notAfter.Format(time.DateOnly))
@@ -424,7 +419,7 @@ func ensureCerts(dir, host string, out io.Writer) ([]byte, error) {
 	}
 	caTmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "kubebuilder-demo local webhook CA"},
+		Subject:               pkix.Name{CommonName: module + " local webhook CA"},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(validity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
