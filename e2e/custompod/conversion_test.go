@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"example.com/k8s-demo/e2e/harness"
+	"example.com/k8s-demo/e2e/impls"
 )
 
 // customPodsV1 is the version the articles' clients use: every request for
@@ -51,7 +52,7 @@ func TestCustomPodConversion(t *testing.T) {
 	}
 	parallel(t)
 	for _, impl := range implementations {
-		t.Run(impl.name, func(t *testing.T) {
+		t.Run(impl.Name, func(t *testing.T) {
 			h := harness.New(t)
 			h.Track("custompod/from-v1", "custompod/"+impl.sampleName)
 			webhook := startConversionWebhook(h, impl)
@@ -65,7 +66,7 @@ func TestCustomPodConversion(t *testing.T) {
 // webhook down.
 func startConversionWebhook(h *harness.H, impl implementation) harness.Controller {
 	h.Helper()
-	if impl.dir != "crd-demo" {
+	if impl.Impl != &impls.ClientGo {
 		makeRun.Lock()
 		h.Cleanup(makeRun.Unlock)
 	}
@@ -77,7 +78,7 @@ func startConversionWebhook(h *harness.H, impl implementation) harness.Controlle
 	role := impl.install(h)
 	installing.Unlock()
 	kubeconfig := h.KubeconfigAs("controller", role)
-	if impl.dir == "crd-demo" {
+	if impl.Impl == &impls.ClientGo {
 		// It patches the CRD with its URL and CA: a right its
 		// controller's ClusterRole (for a controller per namespace) does
 		// not give; in a cluster, config/webhook's ClusterRole does.
@@ -98,7 +99,7 @@ func testConversion(h *harness.H, impl implementation, webhook harness.Controlle
 		h.Fatal(err)
 	}
 	v1 := dyn.Resource(customPodsV1).Namespace(h.Namespace)
-	v2 := dyn.Resource(customPodsGVR).Namespace(h.Namespace)
+	v2 := dyn.Resource(impls.CustomPods).Namespace(h.Namespace)
 
 	// A v1 CustomPod, as the articles write them: the API server stores it
 	// as v2, through the webhook. Until the webhook serves with the CA the
@@ -130,7 +131,7 @@ func testConversion(h *harness.H, impl implementation, webhook harness.Controlle
 	// The module's v2 sample, with a template of its own, read as v1.
 	name := impl.sampleName
 	want := sampleTemplate(h, impl)
-	h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+	h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
 	// Written back through v1, as a v1 client does (read, change, update):
 	// a label and the replicas. (Read again on a conflict: the controller
 	// writes the status meanwhile.)
@@ -240,8 +241,8 @@ func expectServiceWebhook(h *harness.H, impl implementation) {
 	if err := json.Unmarshal([]byte(out), &cc); err != nil {
 		h.Fatalf("the CRD's conversion clientConfig %q: %v", out, err)
 	}
-	if cc.Service == nil || cc.Service.Namespace != impl.dir+"-system" || cc.URL != "" || cc.CABundle == "" {
-		h.Fatalf("the CRD's conversion clientConfig is %s; want a Service in %s-system, no url, and a caBundle", out, impl.dir)
+	if cc.Service == nil || cc.Service.Namespace != impl.Dir+"-system" || cc.URL != "" || cc.CABundle == "" {
+		h.Fatalf("the CRD's conversion clientConfig is %s; want a Service in %s-system, no url, and a caBundle", out, impl.Dir)
 	}
 	h.Logf("the CRD converts through Service %s/%s", cc.Service.Namespace, cc.Service.Name)
 }
@@ -249,7 +250,7 @@ func expectServiceWebhook(h *harness.H, impl implementation) {
 // sampleTemplate is spec.template of impl's v2 sample, read from its file.
 func sampleTemplate(h *harness.H, impl implementation) template {
 	h.Helper()
-	b, err := os.ReadFile(h.Path(impl.dir, impl.sample))
+	b, err := os.ReadFile(h.Path(impl.Dir, impl.sample))
 	if err != nil {
 		h.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func sampleTemplate(h *harness.H, impl implementation) template {
 		h.Fatal(err)
 	}
 	if cp.Spec.Template.Image == "" {
-		h.Fatalf("%s/%s has no spec.template.image", impl.dir, impl.sample)
+		h.Fatalf("%s/%s has no spec.template.image", impl.Dir, impl.sample)
 	}
 	return cp.Spec.Template
 }

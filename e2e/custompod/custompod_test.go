@@ -31,15 +31,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/k8s-demo/e2e/harness"
+	"example.com/k8s-demo/e2e/impls"
 )
 
 func TestMain(m *testing.M) { harness.Main(m) }
 
-// implementation is how one module installs and runs its CustomPod operator.
+// implementation is how the suite installs and runs one module's CustomPod
+// operator: the impls table's entry, and what only this suite needs.
 type implementation struct {
-	name string
-	dir  string // the module, relative to the repository root
-	// sample is the module's v2 sample CustomPod, relative to dir, named
+	*impls.Impl
+	// sample is the module's v2 sample CustomPod, relative to Dir, named
 	// sampleName, with sampleReplicas pods and a template of its own.
 	sample, sampleName string
 	// install puts the CRD and the controller's ClusterRole in the cluster,
@@ -99,9 +100,6 @@ var crdWebhook sync.RWMutex
 // prints once it has pointed the CustomPod CRD at the manager (or left it).
 var localWebhookDone = regexp.MustCompile(`CustomResourceDefinition custompods.zhhnzw.mock.com: conversion`)
 
-// startingWorkers is what a manager logs once its controllers run.
-var startingWorkers = regexp.MustCompile("Starting workers")
-
 // install is impl.install, one test at a time.
 func install(h *harness.H, impl implementation) string {
 	h.Helper()
@@ -114,8 +112,7 @@ func install(h *harness.H, impl implementation) string {
 
 var implementations = []implementation{
 	{
-		name:       "client-go",
-		dir:        "crd-demo",
+		Impl:       &impls.ClientGo,
 		sample:     "example/example-custompod-v2.yaml",
 		sampleName: "custompod-clock",
 		install: func(h *harness.H) string {
@@ -124,32 +121,30 @@ var implementations = []implementation{
 			return "crd-demo-custompod-controller"
 		},
 		start: func(h *harness.H, kubeconfig string, conversion bool) *harness.Process {
-			bin := h.Build("crd-demo", "./cmd/custompod-controller", "custompod-controller")
-			args := []string{"--namespace", h.Namespace, "-v=2"}
+			var args []string
 			if conversion {
 				// On a port of the test's own, which it writes into the CRD
 				// with a self-signed CA.
 				port := h.FreePort()
-				args = append(args, "--conversion-port", fmt.Sprint(port), "--conversion-bind-address", "127.0.0.1",
-					"--conversion-url", fmt.Sprintf("https://127.0.0.1:%d/convert", port))
+				args = []string{"--conversion-port", fmt.Sprint(port), "--conversion-bind-address", "127.0.0.1",
+					"--conversion-url", fmt.Sprintf("https://127.0.0.1:%d/convert", port)}
 			}
-			return h.Start(harness.ProcessSpec{Name: "custompod-controller", Path: bin,
-				Args: args, Env: []string{"KUBECONFIG=" + kubeconfig}})
+			return startBinary(h, &impls.ClientGo, "custompod-controller", kubeconfig, impls.Settings{LogLevel: impls.Debug}, args...)
 		},
 		deploy: func(h *harness.H) *harness.Deployed {
 			return h.Deploy(harness.DeploySpec{Dir: "crd-demo", Namespace: "crd-demo-system", Deployment: "custompod-controller"})
 		},
 	},
-	kubebuilderLayout("kubebuilder", "kubebuilder-demo"),
-	kubebuilderLayout("operator-sdk", "operator-demo"),
+	kubebuilderLayout(&impls.Kubebuilder),
+	kubebuilderLayout(&impls.OperatorSDK),
 }
 
 // kubebuilderLayout is kubebuilder-demo and operator-demo: the articles'
 // `make install` and `make run`, with the ClusterRole controller-gen writes.
-func kubebuilderLayout(name, dir string) implementation {
+func kubebuilderLayout(im *impls.Impl) implementation {
+	dir := im.Dir
 	return implementation{
-		name:       name,
-		dir:        dir,
+		Impl:       im,
 		sample:     "config/samples/zhhnzw_v2_custompod.yaml",
 		sampleName: "custompod-sample-v2",
 		install: func(h *harness.H) string {
@@ -186,7 +181,7 @@ func kubebuilderLayout(name, dir string) implementation {
 					h.WaitForLog(p, localWebhookDone, 10*time.Minute)
 				}()
 			}
-			h.WaitForLog(p, startingWorkers, 10*time.Minute)
+			h.WaitForLog(p, im.Started, 10*time.Minute)
 			// Its webhook server and health probes serve this machine only.
 			h.RequireLoopbackOnly(p)
 			return p
@@ -214,11 +209,11 @@ func deployKubebuilderLayout(h *harness.H, dir string) *harness.Deployed {
 func TestCustomPod(t *testing.T) {
 	parallel(t)
 	for _, impl := range implementations {
-		t.Run(impl.name, func(t *testing.T) {
+		t.Run(impl.Name, func(t *testing.T) {
 			parallel(t)
 			h := harness.New(t)
 			ctrl := testScale(h, impl)
-			if harness.InCluster() && impl.dir == "crd-demo" {
+			if harness.InCluster() && impl.Impl == &impls.ClientGo {
 				// The storage migration is the cluster's work, the
 				// webhook only converts: one implementation is enough.
 				t.Run("migration", func(t *testing.T) {
@@ -268,7 +263,7 @@ func testScale(h *harness.H, impl implementation) harness.Controller {
 	// The articles' steps: install the CRD, run the controller.
 	ctrl := startController(h, impl)
 
-	h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+	h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
 	waitForPods(h, name, sampleReplicas)
 	// The pods run the v2 template's image and command.
 	expectTemplate(h, name)

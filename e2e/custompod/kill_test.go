@@ -7,23 +7,8 @@ import (
 	"time"
 
 	"example.com/k8s-demo/e2e/harness"
+	"example.com/k8s-demo/e2e/impls"
 )
-
-// binaries run each implementation's controller from a build, not through
-// `make run`, so that it can be killed and restarted in a second.
-//
-// kubebuilder-demo's and operator-demo's run without their webhooks (the
-// CustomPod conversion webhook, and operator-demo's Vpc webhook), which would
-// need a certificate and a port of their own in each replica, and would
-// re-point the CustomPod CRD: the tests use v2, which needs no conversion.
-var binaries = map[string]struct {
-	dir, pkg, name string
-	args, env      []string
-}{
-	"client-go":    {"crd-demo", "./cmd/custompod-controller", "custompod-controller", nil, nil},
-	"kubebuilder":  {"kubebuilder-demo", "./cmd", "manager", []string{"--health-probe-bind-address=0"}, []string{"ENABLE_WEBHOOKS=false"}},
-	"operator-sdk": {"operator-demo", "./cmd", "manager", []string{"--health-probe-bind-address=0"}, []string{"ENABLE_WEBHOOKS=false"}},
-}
 
 // TestCustomPodSurvivesKills kills each controller with SIGKILL (no clean-up
 // runs, as in a crash or an OOM kill) at random moments of scale-ups and
@@ -32,7 +17,7 @@ var binaries = map[string]struct {
 func TestCustomPodSurvivesKills(t *testing.T) {
 	parallel(t)
 	for _, impl := range implementations {
-		t.Run(impl.name, func(t *testing.T) {
+		t.Run(impl.Name, func(t *testing.T) {
 			parallel(t)
 			h := harness.New(t)
 			sample := impl.sampleName
@@ -42,9 +27,9 @@ func TestCustomPodSurvivesKills(t *testing.T) {
 				// Killed in its pod (SIGKILL through the CRI), restarted in a new one.
 				ctrl = impl.deploy(h)
 			} else {
-				ctrl = startBinary(h, impl, "controller", h.KubeconfigAs("controller", install(h, impl)))
+				ctrl = startBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", install(h, impl)), impls.Settings{})
 			}
-			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
 			waitForPods(h, sample, sampleReplicas)
 
 			seed := time.Now().UnixNano()

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"example.com/k8s-demo/e2e/harness"
+	"example.com/k8s-demo/e2e/impls"
 )
 
 // The CustomPod CRD, read and written through the dynamic client (the e2e
@@ -66,7 +67,7 @@ func testStorageMigration(h *harness.H) {
 	}
 	crds := dyn.Resource(crdsGVR)
 	v1 := dyn.Resource(customPodsV1).Namespace(h.Namespace)
-	v2 := dyn.Resource(customPodsGVR).Namespace(h.Namespace)
+	v2 := dyn.Resource(impls.CustomPods).Namespace(h.Namespace)
 	h.Track("custompods.v2.zhhnzw.mock.com")
 
 	// createV1 creates a CustomPod as the articles' clients do, with no pods
@@ -228,7 +229,7 @@ func readMigration(h *harness.H) *storagemigrationv1.StorageVersionMigration {
 	if err := yaml.UnmarshalStrict(b, &svm); err != nil {
 		h.Fatalf("%s: %v", strings.Join(migrationManifest, "/"), err)
 	}
-	if r := svm.Spec.Resource; r.Group != customPodsGVR.Group || r.Resource != customPodsGVR.Resource {
+	if r := svm.Spec.Resource; r.Group != impls.CustomPods.Group || r.Resource != impls.CustomPods.Resource {
 		h.Fatalf("%s migrates %s, want %s", strings.Join(migrationManifest, "/"), r.String(), customPodCRD)
 	}
 	return &svm

@@ -25,7 +25,7 @@ func TestCustomPodRestricted(t *testing.T) {
 	podSpecs := map[string]string{} // implementation → its pod's spec, as JSON
 	t.Run("each", func(t *testing.T) {
 		for _, impl := range implementations {
-			t.Run(impl.name, func(t *testing.T) {
+			t.Run(impl.Name, func(t *testing.T) {
 				parallel(t)
 				h := harness.New(t)
 				name := impl.sampleName
@@ -33,7 +33,7 @@ func TestCustomPodRestricted(t *testing.T) {
 				h.EnforceRestricted()
 				startController(h, impl)
 
-				h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+				h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
 				waitForPods(h, name, sampleReplicas)
 
 				pods := ownedPods(h, name)
@@ -52,7 +52,7 @@ func TestCustomPodRestricted(t *testing.T) {
 				h.ExpectManager(&cp, fieldManager, "status")
 
 				mu.Lock()
-				podSpecs[impl.name] = podTemplate(t, pods[0])
+				podSpecs[impl.Name] = podTemplate(t, pods[0])
 				mu.Unlock()
 			})
 		}
@@ -60,11 +60,11 @@ func TestCustomPodRestricted(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	want := podSpecs[implementations[0].name]
+	want := podSpecs[implementations[0].Name]
 	for _, impl := range implementations[1:] {
-		if got := podSpecs[impl.name]; got != want {
+		if got := podSpecs[impl.Name]; got != want {
 			t.Errorf("%s and %s make different pods:\n%s: %s\n%s: %s",
-				implementations[0].name, impl.name, implementations[0].name, want, impl.name, got)
+				implementations[0].Name, impl.Name, implementations[0].Name, want, impl.Name, got)
 		}
 	}
 }

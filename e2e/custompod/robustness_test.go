@@ -18,12 +18,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
 	"example.com/k8s-demo/e2e/harness"
+	"example.com/k8s-demo/e2e/impls"
 )
 
 // The robustness suite for the three CustomPod controllers (the kills are in
@@ -42,16 +42,15 @@ func outOfClusterOnly(t *testing.T) {
 	t.Parallel()
 }
 
-// customPodsGVR is v2, the stored version: no conversion webhook involved.
-var customPodsGVR = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v2", Resource: "custompods"}
-
-// startBinary runs impl's controller, built from its module, on the test's namespace.
-func startBinary(h *harness.H, impl implementation, name, kubeconfig string, extra ...string) *harness.Process {
+// startBinary runs impl's controller, built from its module, on the test's
+// namespace, not through `make run`, so that it can be killed and restarted
+// in a second.
+func startBinary(h *harness.H, impl *impls.Impl, name, kubeconfig string, s impls.Settings, extra ...string) *harness.Process {
 	h.Helper()
-	b := binaries[impl.name]
-	return h.Start(harness.ProcessSpec{Name: name, Path: h.Build(b.dir, b.pkg, b.name),
-		Args: append(append([]string{"--namespace", h.Namespace}, b.args...), extra...),
-		Env:  append([]string{"KUBECONFIG=" + kubeconfig}, b.env...)})
+	s.Namespace = h.Namespace
+	return h.Start(harness.ProcessSpec{Name: name, Path: h.Build(impl.Dir, impl.Pkg, impl.Binary),
+		Args: append(impl.Args(s), extra...),
+		Env:  append([]string{"KUBECONFIG=" + kubeconfig}, impl.Env...)})
 }
 
 // TestCustomPodSurvivesAPIServerOutage kills the API server under the three
@@ -96,7 +95,7 @@ func TestCustomPodSurvivesAPIServerOutage(t *testing.T) {
 		outageErr = cp.StartControlPlane(ctx)
 	}()
 	for _, impl := range implementations {
-		t.Run(impl.name, func(t *testing.T) {
+		t.Run(impl.Name, func(t *testing.T) {
 			t.Parallel()
 			var once sync.Once
 			arrived := func() { once.Do(ready.Done) }
@@ -104,8 +103,8 @@ func TestCustomPodSurvivesAPIServerOutage(t *testing.T) {
 			h := harness.NewWith(t, env)
 			sample := impl.sampleName
 			h.Track("custompod/" + sample)
-			ctrl := startBinary(h, impl, "controller", h.KubeconfigAs("controller", install(h, impl)))
-			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+			ctrl := startBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", install(h, impl)), impls.Settings{})
+			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
 			waitForStatus(h, sample, sampleReplicas)
 
 			arrived()
@@ -160,20 +159,20 @@ func TestCustomPodConcurrentEdits(t *testing.T) {
 		editors, rounds = 50, 10
 	}
 	for _, impl := range implementations {
-		t.Run(impl.name, func(t *testing.T) {
+		t.Run(impl.Name, func(t *testing.T) {
 			t.Parallel()
 			h := harness.New(t)
 			sample := impl.sampleName
 			h.Track("custompod/" + sample)
-			startBinary(h, impl, "controller", h.KubeconfigAs("controller", install(h, impl)))
-			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+			startBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", install(h, impl)), impls.Settings{})
+			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
 			waitForPods(h, sample, sampleReplicas)
 
 			dyn, err := dynamic.NewForConfig(h.Env.Config)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cps := dyn.Resource(customPodsGVR).Namespace(h.Namespace)
+			cps := dyn.Resource(impls.CustomPods).Namespace(h.Namespace)
 			var conflicts atomic.Int64
 			var wg sync.WaitGroup
 			errs := make(chan error, editors)
@@ -239,22 +238,15 @@ func TestCustomPodConcurrentEdits(t *testing.T) {
 // (No Cap: reaching it would end the retries.)
 var editBackoff = wait.Backoff{Steps: 30, Duration: 5 * time.Millisecond, Factor: 1.3, Jitter: 1}
 
-// leaseName is the Lease each implementation's replicas compete for.
-var leaseName = map[string]string{
-	"client-go":    "crd-demo-custompod-controller",
-	"kubebuilder":  "1e94dc68.mock.com",
-	"operator-sdk": "3a306b98.mock.com",
-}
-
 // leaderElectionRBAC binds what leader election needs, in the test's
 // namespace only, as the module's manifests would in the manager's.
 func leaderElectionRBAC(h *harness.H, impl implementation, sa string) {
 	h.Helper()
 	role := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "crd-demo-leader-election"}
-	if impl.dir == "crd-demo" {
-		h.KubectlIn(h.Path(impl.dir), "apply", "-f", "config/rbac/leader-election.yaml")
+	if impl.Impl == &impls.ClientGo {
+		h.KubectlIn(h.Path(impl.Dir), "apply", "-f", "config/rbac/leader-election.yaml")
 	} else {
-		h.KubectlIn(h.Path(impl.dir), "apply", "-n", h.Namespace, "-f", "config/rbac/leader_election_role.yaml")
+		h.KubectlIn(h.Path(impl.Dir), "apply", "-n", h.Namespace, "-f", "config/rbac/leader_election_role.yaml")
 		role = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "leader-election-role"}
 	}
 	rb := &rbacv1.RoleBinding{
@@ -278,20 +270,20 @@ const leaseDuration = 15 * time.Second
 func TestCustomPodLeaderElection(t *testing.T) {
 	outOfClusterOnly(t)
 	for _, impl := range implementations {
-		t.Run(impl.name, func(t *testing.T) {
+		t.Run(impl.Name, func(t *testing.T) {
 			t.Parallel()
 			h := harness.New(t)
 			sample := impl.sampleName
 			h.Track("custompod/"+sample, "lease")
 			kubeconfig := h.KubeconfigAs("controller", install(h, impl))
 			leaderElectionRBAC(h, impl, "controller")
-			le := []string{"--leader-elect", "--leader-election-namespace=" + h.Namespace}
+			le := impls.Settings{LeaderElection: h.Namespace}
 			// Started alone, replica-1 is the holder the Lease names.
-			first := startBinary(h, impl, "replica-1", kubeconfig, le...)
+			first := startBinary(h, impl.Impl, "replica-1", kubeconfig, le)
 			holder := waitForLeaseHolder(h, impl, "")
-			second := startBinary(h, impl, "replica-2", kubeconfig, le...)
+			second := startBinary(h, impl.Impl, "replica-2", kubeconfig, le)
 
-			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
 			before := waitForPods(h, sample, sampleReplicas)
 			if l := getLease(h, impl); holderOf(l) != holder {
 				t.Fatalf("the Lease passed from replica-1 (%s) to %s while replica-1 was alive", holder, holderOf(l))
@@ -328,7 +320,7 @@ func TestCustomPodLeaderElection(t *testing.T) {
 // getLease reads the implementation's Lease.
 func getLease(h *harness.H, impl implementation) *coordinationv1.Lease {
 	h.Helper()
-	l, err := h.Env.Client.CoordinationV1().Leases(h.Namespace).Get(h.Ctx, leaseName[impl.name], metav1.GetOptions{})
+	l, err := h.Env.Client.CoordinationV1().Leases(h.Namespace).Get(h.Ctx, impl.Lease, metav1.GetOptions{})
 	if err != nil {
 		h.Fatal(err)
 	}
@@ -340,9 +332,9 @@ func getLease(h *harness.H, impl implementation) *coordinationv1.Lease {
 func waitForLeaseHolder(h *harness.H, impl implementation, not string) string {
 	h.Helper()
 	var holder string
-	h.WaitFor(fmt.Sprintf("Lease %s held by a replica other than %q", leaseName[impl.name], not), leaseDuration+time.Minute,
+	h.WaitFor(fmt.Sprintf("Lease %s held by a replica other than %q", impl.Lease, not), leaseDuration+time.Minute,
 		func(ctx context.Context) (bool, string, error) {
-			l, err := h.Env.Client.CoordinationV1().Leases(h.Namespace).Get(ctx, leaseName[impl.name], metav1.GetOptions{})
+			l, err := h.Env.Client.CoordinationV1().Leases(h.Namespace).Get(ctx, impl.Lease, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return false, "no Lease", nil
 			}
@@ -368,7 +360,7 @@ func holderOf(l *coordinationv1.Lease) string {
 func TestCustomPodRBACVerbRemoved(t *testing.T) {
 	outOfClusterOnly(t)
 	for _, impl := range implementations {
-		t.Run(impl.name, func(t *testing.T) {
+		t.Run(impl.Name, func(t *testing.T) {
 			t.Parallel()
 			h := harness.New(t)
 			sample := impl.sampleName
@@ -396,8 +388,8 @@ func TestCustomPodRBACVerbRemoved(t *testing.T) {
 			t.Cleanup(func() {
 				_ = h.Env.Client.RbacV1().ClusterRoles().Delete(context.Background(), crippled.Name, metav1.DeleteOptions{})
 			})
-			ctrl := startBinary(h, impl, "controller", h.KubeconfigAs("controller", crippled.Name))
-			h.KubectlIn(h.Path(impl.dir), "apply", "-f", impl.sample)
+			ctrl := startBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", crippled.Name), impls.Settings{})
+			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
 
 			want := `cannot create resource "pods"`
 			h.WaitFor("a Warning event on custompod/"+sample+" saying "+want, time.Minute,

@@ -1,52 +1,36 @@
 package harness
 
 import (
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
-	"time"
+
+	"example.com/k8s-demo/e2e/process"
 )
 
-var (
-	buildMu sync.Mutex
-	built   = map[string]string{}
-)
+// builds is the test binary's: each program is built once, whichever test
+// asks first.
+var builds process.Builds
 
 // Build compiles a main package of one of the repository's modules, as a
-// reader would with `go build` in that module (GOWORK=off: each module stands
-// alone), once per test binary. dir is relative to the repository root.
+// reader would with `go build` in that module, once per test binary, into
+// .cache/e2e-bin. dir is relative to the repository root.
 func (h *H) Build(dir, pkg, name string) string {
 	h.Helper()
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	key := dir + "|" + pkg
-	if path, ok := built[key]; ok {
-		return path
-	}
 	out := filepath.Join(h.Env.Root, ".cache", "e2e-bin", filepath.Base(dir), name)
-	start := time.Now()
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = filepath.Join(h.Env.Root, dir)
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		h.Fatalf("go build %s in %s: %v\n%s", pkg, dir, err, b)
+	path, err := builds.Build(filepath.Join(h.Env.Root, dir), pkg, out, h.Logf)
+	if err != nil {
+		h.Fatal(err)
 	}
-	h.Logf("built %s/%s in %s", dir, pkg, time.Since(start).Round(time.Millisecond))
-	built[key] = out
-	return out
+	return path
 }
 
 // FreePort returns a loopback TCP port that nothing listens on now.
 func (h *H) FreePort() int {
 	h.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := process.FreePort()
 	if err != nil {
 		h.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // Path is a path inside the repository.

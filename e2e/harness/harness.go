@@ -197,20 +197,6 @@ func (h *H) EnforceRestricted() {
 // of a kind) to what a failure dump shows.
 func (h *H) Track(objs ...string) { h.tracked = append(h.tracked, objs...) }
 
-// Start runs a program beside the cluster with the test's kubeconfig, its
-// output in <Dir>/<name>.log; it is stopped when the test ends.
-func (h *H) Start(spec ProcessSpec) *Process {
-	h.Helper()
-	spec.Env = append([]string{"KUBECONFIG=" + h.Kubeconfig}, spec.Env...)
-	p := &Process{Spec: spec, LogPath: filepath.Join(h.Dir, sanitize(spec.Name)+".log")}
-	if err := p.start(); err != nil {
-		h.Fatal(err)
-	}
-	h.procs = append(h.procs, p)
-	h.Cleanup(func() { _ = p.Stop() })
-	return p
-}
-
 // WaitFor waits for check, failing the test with what was awaited and what
 // was last seen if it does not happen within timeout.
 func (h *H) WaitFor(what string, timeout time.Duration, check Check) {
@@ -286,7 +272,7 @@ func (h *H) Dump(w io.Writer) {
 		if !p.Running() {
 			state = fmt.Sprintf("exited: %v", p.ExitErr())
 		}
-		fmt.Fprintf(w, "\n=== log of %s (%s; last 200 lines of %s)\n%s\n", p.Spec.Name, state, p.LogPath, p.Tail(200))
+		fmt.Fprintf(w, "\n=== log of %s (%s; last 200 lines of %s)\n%s\n", p.Spec.Name, state, p.Spec.LogFile, p.Tail(200))
 	}
 	for _, d := range h.deployed {
 		fmt.Fprintf(w, "\n=== log of the in-cluster controller %s (image %s; last 300 lines)\n%s\n", d.name(), d.image, d.Tail(300))
@@ -310,24 +296,4 @@ func (h *H) ExpectAPIServerLogged(c Controller) {
 	if !InCluster() && !strings.Contains(line, h.Env.Config.Host) {
 		h.Errorf("the controller logged %q; expected it to name %s, the API server of the cluster under test", line, h.Env.Config.Host)
 	}
-}
-
-// WaitForLog waits until what p's latest run has written matches re,
-// failing at once if p exits first. It is for a program that builds or
-// starts before it works (`make run` builds first: on a cold build cache
-// that takes minutes, which the waits for what the controller does should
-// not have to cover).
-func (h *H) WaitForLog(p *Process, re *regexp.Regexp, timeout time.Duration) {
-	h.Helper()
-	h.WaitFor(fmt.Sprintf("%s to log %q", p.Spec.Name, re), timeout, func(ctx context.Context) (bool, string, error) {
-		if re.MatchString(p.RunLog()) {
-			return true, "", nil
-		}
-		if !p.Running() {
-			// Waiting longer cannot help (WaitFor runs the check on the
-			// test's goroutine, so it may end the test).
-			h.Fatalf("%s exited (%v) before it logged %q:\n%s", p.Spec.Name, p.ExitErr(), re, p.Tail(30))
-		}
-		return false, p.Tail(3), nil
-	})
 }

@@ -191,31 +191,6 @@ func TestFailureDumpShowsControllerLogEventsAndObjects(t *testing.T) {
 	}
 }
 
-func TestProcessKillAndRestart(t *testing.T) {
-	h := New(t)
-	p := h.Start(ProcessSpec{Name: "sleeper", Path: "sh", Args: []string{"-c", "echo started; exec sleep 300"}})
-	starts := func() int { return strings.Count(p.Log(), "\nstarted\n") }
-	h.WaitFor("the first run's output", 10*time.Second, func(context.Context) (bool, string, error) {
-		return starts() == 1, p.Log(), nil
-	})
-	if err := p.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if p.Running() || p.ExitErr() == nil || !strings.Contains(p.ExitErr().Error(), "killed") {
-		t.Fatalf("after Kill: running=%v, exit=%v", p.Running(), p.ExitErr())
-	}
-	if err := p.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	if !p.Running() {
-		t.Fatal("not running after Restart")
-	}
-	// The log keeps both runs.
-	h.WaitFor("the second run's output after the first's", 10*time.Second, func(context.Context) (bool, string, error) {
-		return starts() == 2, p.Log(), nil
-	})
-}
-
 func TestKubeconfigAsHasOnlyTheBoundRole(t *testing.T) {
 	h := New(t)
 	h.Kubectl("create", "clusterrole", h.Namespace+"-pod-reader", "--verb=get,list,watch", "--resource=pods")

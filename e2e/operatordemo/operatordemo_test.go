@@ -30,6 +30,7 @@ import (
 
 	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
+	"example.com/k8s-demo/e2e/impls"
 )
 
 func TestMain(m *testing.M) { harness.Main(m) }
@@ -173,8 +174,11 @@ func startManagerBinary(h *harness.H) harness.Controller {
 	webhook := h.NewLocalWebhook()
 	kubeconfig := installAsManager(h)
 	webhook.Apply(h)
-	p := h.Start(harness.ProcessSpec{Name: "manager", Path: h.Build("operator-demo", "./cmd", "manager"),
-		Args: append([]string{"--namespace", h.Namespace, "--health-probe-bind-address=0"}, webhook.ManagerArgs()...),
+	im := &impls.OperatorSDK
+	// With its webhooks (not impls' Env, which turns them off): they are
+	// what this suite checks.
+	p := h.Start(harness.ProcessSpec{Name: "manager", Path: h.Build(im.Dir, im.Pkg, im.Binary),
+		Args: append(im.Args(impls.Settings{Namespace: h.Namespace}), webhook.ManagerArgs()...),
 		Env:  []string{"KUBECONFIG=" + kubeconfig}})
 	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 2*time.Minute)
 	return p

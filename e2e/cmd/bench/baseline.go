@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -25,6 +24,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+
+	"example.com/k8s-demo/e2e/process"
 )
 
 // The plain loop: the writes a controller ends up making for each object,
@@ -199,7 +200,7 @@ func baselineNetwork(ctx context.Context, dyn dynamic.Interface, ns string, i in
 // deleteNetworks deletes every Network of the namespace and waits until they
 // are gone from the cluster and from the backend. With a controller, its
 // finalizer does the backend's part; the plain loop's part is done here.
-func (b *bench) deleteNetworks(ctx context.Context, ns, backendURL string, baseline bool, p *process) error {
+func (b *bench) deleteNetworks(ctx context.Context, ns, backendURL string, baseline bool, p *process.Process) error {
 	nets := b.dyn.Resource(networks.gvr).Namespace(ns)
 	if err := nets.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		return err
@@ -232,7 +233,7 @@ func (b *bench) deleteNetworks(ctx context.Context, ns, backendURL string, basel
 		return left == 0 && inBackend == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("deleting every Network: after %s, %d Networks left and %d networks still in the backend\n%s", b.timeout, left, inBackend, p.tail())
+		return fmt.Errorf("deleting every Network: after %s, %d Networks left and %d networks still in the backend\n%s", b.timeout, left, inBackend, tail(p))
 	}
 	return nil
 }
@@ -257,13 +258,4 @@ func backendNetworks(url string) map[string]string {
 		}
 	}
 	return m
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"example.com/k8s-demo/e2e/cluster"
+	"example.com/k8s-demo/e2e/impls"
 )
 
 // kind is one custom resource the bench creates, and what converged means.
@@ -26,9 +27,8 @@ type kind struct {
 
 var customPods = kind{
 	name: "CustomPod",
-	// v2, the stored version: no conversion webhook involved (the bench runs
-	// none).
-	gvr: schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version: "v2", Resource: "custompods"},
+	// The bench runs no conversion webhook.
+	gvr: impls.CustomPods,
 	object: func(i int) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "zhhnzw.mock.com/v2", "kind": "CustomPod",
@@ -112,12 +112,9 @@ type implementation struct {
 	kind kind
 	// crds are applied before the run (relative to the repository root).
 	crds []string
-	// module and pkg are what `go build` makes the controller from; empty
-	// for the plain client-go loop, which is this binary itself.
-	module, pkg string
-	// args runs the controller on one namespace through kubeconfig, with
-	// workers reconciling at once.
-	args func(namespace, kubeconfig string, qps qpsSetting, workers int, backendURL string) []string
+	// ctrl is the controller the run builds and starts; nil for the plain
+	// client-go loop, which is this binary itself.
+	ctrl *impls.Impl
 	// defaultQPS is what the implementation uses when told nothing.
 	defaultQPS qpsSetting
 	// needsBackend starts crd-demo's network-backend beside it.
@@ -151,36 +148,40 @@ func (q qpsSetting) String() string {
 	return strconv.FormatFloat(q.QPS, 'f', -1, 64) + "/" + strconv.Itoa(q.Burst)
 }
 
-func (q qpsSetting) flags() []string {
-	return []string{"--kube-api-qps=" + strconv.FormatFloat(q.QPS, 'f', -1, 64), "--kube-api-burst=" + strconv.Itoa(q.Burst)}
+// defaultLimit is ctrl's rate limit when told none.
+func defaultLimit(ctrl *impls.Impl) qpsSetting {
+	return qpsSetting{ctrl.DefaultQPS, ctrl.DefaultBurst}
 }
 
-var (
-	clientGoDefault          = qpsSetting{QPS: 5, Burst: 10}
-	controllerRuntimeDefault = qpsSetting{QPS: 20, Burst: 30}
-)
+// args run the controller on one namespace, with workers reconciling at
+// once, logging at info level (controller-runtime's scaffolds default to
+// debug, which would cost the managers more than the client-go controller).
+func (im implementation) args(ns string, q qpsSetting, workers int, backendURL string) []string {
+	args := im.ctrl.Args(impls.Settings{Namespace: ns, Workers: workers, QPS: q.QPS, Burst: q.Burst, LogLevel: impls.Info})
+	if im.needsBackend {
+		args = append(args, "--backend-url="+backendURL)
+	}
+	return args
+}
+
+// networkController is crd-demo's other controller: another main package of
+// the same module, with the CustomPod controller's flags (internal/kubeconfig,
+// internal/leader, klog's); args adds its --backend-url.
+var networkController = func() impls.Impl {
+	im := impls.ClientGo
+	im.Name, im.Pkg, im.Binary, im.Lease = "network-controller", ".", "network-controller", "crd-demo-network-controller"
+	return im
+}()
 
 // controllerRuntimeImpl is kubebuilder-demo or operator-demo. Every CRD in
 // config/crd/bases is installed, as `make install` does: a manager whose
 // controllers watch a kind with no CRD never syncs its caches and exits.
-func controllerRuntimeImpl(name, module string, k kind, staleCache string) implementation {
-	crds, _ := filepath.Glob(filepath.Join(rootDir, module, "config/crd/bases/*.yaml"))
+func controllerRuntimeImpl(name string, ctrl *impls.Impl, k kind, staleCache string) implementation {
+	crds, _ := filepath.Glob(filepath.Join(rootDir, ctrl.Dir, "config/crd/bases/*.yaml"))
 	for i, c := range crds {
 		crds[i], _ = filepath.Rel(rootDir, c)
 	}
-	return implementation{
-		name:   name,
-		kind:   k,
-		crds:   crds,
-		module: module, pkg: "./cmd",
-		args: func(ns, _ string, q qpsSetting, workers int, _ string) []string {
-			// controller-runtime reads $KUBECONFIG, which the bench sets.
-			return append([]string{"--namespace=" + ns, "--max-concurrent-reconciles=" + strconv.Itoa(workers),
-				"--health-probe-bind-address=0", "--metrics-bind-address=0", "--zap-log-level=info"}, q.flags()...)
-		},
-		defaultQPS: controllerRuntimeDefault,
-		staleCache: staleCache,
-	}
+	return implementation{name: name, kind: k, crds: crds, ctrl: ctrl, defaultQPS: defaultLimit(ctrl), staleCache: staleCache}
 }
 
 // rootDir is the repository root (the bench runs from e2e/); empty outside
@@ -199,47 +200,42 @@ func leftOut(im implementation, why string) implementation {
 
 var implementations = []implementation{
 	{
-		name:   "client-go",
-		kind:   customPods,
-		crds:   []string{"crd-demo/crd/custompod.yaml"},
-		module: "crd-demo", pkg: "./cmd/custompod-controller",
-		args: func(ns, kc string, q qpsSetting, workers int, _ string) []string {
-			return append([]string{"--kubeconfig=" + kc, "--namespace=" + ns, "--workers=" + strconv.Itoa(workers)}, q.flags()...)
-		},
-		defaultQPS: clientGoDefault,
+		name:       impls.ClientGo.Name,
+		kind:       customPods,
+		crds:       []string{"crd-demo/crd/custompod.yaml"},
+		ctrl:       &impls.ClientGo,
+		defaultQPS: defaultLimit(&impls.ClientGo),
 		staleCache: podNames,
 	},
-	controllerRuntimeImpl("kubebuilder", "kubebuilder-demo", customPods, podNames),
+	controllerRuntimeImpl(impls.Kubebuilder.Name, &impls.Kubebuilder, customPods, podNames),
 	// operator-demo's CustomPod controller is kubebuilder-demo's, byte for
 	// byte (make verify: scripts/compare-scaffolds.sh), in a manager with
 	// more controllers.
-	leftOut(controllerRuntimeImpl("operator-sdk", "operator-demo", customPods, podNames),
+	leftOut(controllerRuntimeImpl(impls.OperatorSDK.Name, &impls.OperatorSDK, customPods, podNames),
 		"its CustomPod controller is kubebuilder's, byte for byte (`make verify` checks it)"),
 	// operator-demo's PodSet: the same pods from another controller of the
 	// same manager, which answers the stale cache with expectations.
-	leftOut(controllerRuntimeImpl("PodSet (operator-sdk)", "operator-demo", podSets, expectations),
+	leftOut(controllerRuntimeImpl("PodSet (operator-sdk)", &impls.OperatorSDK, podSets, expectations),
 		"another kind, whose controller answers the stale cache with expectations (docs/bench.md, step 3)"),
 	{
 		name: "plain loop", kind: customPods, baseline: true,
-		crds:       []string{"crd-demo/crd/custompod.yaml"},
-		defaultQPS: clientGoDefault,
+		crds: []string{"crd-demo/crd/custompod.yaml"},
+		// A client-go loop: client-go's default.
+		defaultQPS: defaultLimit(&impls.ClientGo),
 	},
 	{
-		name:   "Network (client-go)",
-		kind:   networks,
-		crds:   []string{"crd-demo/crd/network.yaml"},
-		module: "crd-demo", pkg: ".",
-		args: func(ns, kc string, q qpsSetting, workers int, backendURL string) []string {
-			return append([]string{"--kubeconfig=" + kc, "--namespace=" + ns, "--workers=" + strconv.Itoa(workers), "--backend-url=" + backendURL}, q.flags()...)
-		},
-		defaultQPS:   clientGoDefault,
+		name:         "Network (client-go)",
+		kind:         networks,
+		crds:         []string{"crd-demo/crd/network.yaml"},
+		ctrl:         &networkController,
+		defaultQPS:   defaultLimit(&networkController),
 		needsBackend: true,
 		leftOut:      "Networks, which make no pods: their controller's writes go to the Neutron stand-in",
 	},
 	{
 		name: "Network plain loop", kind: networks, baseline: true, needsBackend: true,
 		crds:       []string{"crd-demo/crd/network.yaml"},
-		defaultQPS: clientGoDefault,
+		defaultQPS: defaultLimit(&impls.ClientGo),
 		leftOut:    "the Network controller's loop",
 	},
 }

@@ -306,7 +306,7 @@ func newBench(timeout time.Duration, fresh bool) (*bench, error) {
 		return nil, fmt.Errorf("%s is missing: run `make tools`", kubectl)
 	}
 	b := &bench{root: root, kubectl: kubectl,
-		work: filepath.Join(root, ".cache", "bench"), timeout: timeout, log: os.Stderr, built: map[string]string{}}
+		work: filepath.Join(root, ".cache", "bench"), timeout: timeout, log: os.Stderr}
 	if fresh {
 		o, err := cluster.OptionsFromEnv(root)
 		if err != nil {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"example.com/k8s-demo/e2e/cluster"
+	"example.com/k8s-demo/e2e/process"
 )
 
 // bench holds what every run shares: the cluster and the built binaries.
@@ -61,8 +61,7 @@ type bench struct {
 	// workers: how many objects every controller reconciles at once.
 	workers int
 
-	builtMu sync.Mutex
-	built   map[string]string
+	builds process.Builds
 }
 
 // result is one run: one implementation, N objects, one QPS setting.
@@ -86,25 +85,10 @@ func (b *bench) logf(format string, args ...any) {
 	fmt.Fprintf(b.log, "bench: "+format+"\n", args...)
 }
 
-// build compiles a controller the way a reader would (GOWORK=off, in its module).
-func (b *bench) build(module, pkg string) (string, error) {
-	b.builtMu.Lock()
-	defer b.builtMu.Unlock()
-	key := module + "|" + pkg
-	if p, ok := b.built[key]; ok {
-		return p, nil
-	}
-	out := filepath.Join(b.work, "bin", module+"-"+strings.Trim(strings.ReplaceAll(pkg, "/", "-"), ".-"))
-	start := time.Now()
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = filepath.Join(b.root, module)
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if o, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s in %s: %v\n%s", pkg, module, err, o)
-	}
-	b.logf("built %s %s in %s", module, pkg, time.Since(start).Round(time.Millisecond))
-	b.built[key] = out
-	return out, nil
+// build compiles a controller the way a reader would (GOWORK=off, in its
+// module), once per bench, into .cache/bench/bin.
+func (b *bench) build(module, pkg, name string) (string, error) {
+	return b.builds.Build(filepath.Join(b.root, module), pkg, filepath.Join(b.work, "bin", module, name), b.logf)
 }
 
 // kubectlApply applies files to the cluster of kubeconfig and waits until
@@ -127,87 +111,28 @@ func (b *bench) kubectlApply(kubeconfig string, files ...string) error {
 	return nil
 }
 
-// controllerEnv is a controller's environment: the scaffolds' managers
-// without their webhooks (CustomPod's conversion webhook would need a
-// certificate and would re-point the CRD; the bench writes v2, which needs no
-// conversion).
-func controllerEnv(kubeconfig string) []string {
-	return []string{"KUBECONFIG=" + kubeconfig, "ENABLE_WEBHOOKS=false"}
-}
-
-// process is a controller, the plain loop or the network backend.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-	err  error
-}
-
-func startProcess(name, logPath string, env []string, path string, args ...string) (*process, error) {
-	f, err := os.Create(logPath)
+// startController builds im's controller and runs it on the stage's
+// namespace, through the stage's counting proxy.
+func (b *bench) startController(st *stage, im implementation, q qpsSetting, backendURL string) (*process.Process, error) {
+	bin, err := b.build(im.ctrl.Dir, im.ctrl.Pkg, im.ctrl.Binary)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(path, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = append(os.Environ(), env...)
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); f.Close(); close(p.done) }()
-	return p, nil
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop asks politely (SIGTERM), then insists.
-func (p *process) stop() {
-	if p.exited() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	return process.Start(process.Spec{Name: im.name, Path: bin, Args: im.args(st.ns, q, b.workers, backendURL),
+		Env: append([]string{"KUBECONFIG=" + st.kubeconfig}, im.ctrl.Env...), LogFile: filepath.Join(st.dir, "controller.log")})
 }
 
 // tail is the end of the process's log, for error messages.
-func (p *process) tail() string {
-	b, _ := os.ReadFile(p.log)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > 15 {
-		lines = lines[len(lines)-15:]
-	}
-	return p.name + " log (" + p.log + "), last lines:\n  " + strings.Join(lines, "\n  ")
+func tail(p *process.Process) string {
+	return p.Spec.Name + " log (" + p.Spec.LogFile + "), last lines:\n  " + strings.ReplaceAll(p.Tail(15), "\n", "\n  ")
 }
 
 // usage reads the process's peak RSS and CPU time from /proc while it runs.
-func (p *process) usage() (rss uint64, cpu time.Duration, err error) {
-	pid := p.cmd.Process.Pid
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+func usage(p *process.Process) (rss uint64, cpu time.Duration, err error) {
+	if rss, err = p.PeakRSS(); err != nil {
 		return 0, 0, err
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseUint(f[1], 10, 64)
-			rss = kb * 1024
-		}
-	}
-	cpu, err = procCPU(pid)
+	cpu, err = procCPU(p.Pid())
 	return rss, cpu, err
 }
 
@@ -313,7 +238,7 @@ func (t *tracker) counts() (seen, converged int) {
 }
 
 // waitConverged waits until n objects have converged, or says which have not.
-func (t *tracker) waitConverged(ctx context.Context, n int, timeout time.Duration, progress func(seen, conv int), p *process) error {
+func (t *tracker) waitConverged(ctx context.Context, n int, timeout time.Duration, progress func(seen, conv int), p *process.Process) error {
 	deadline := time.After(timeout)
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
@@ -322,8 +247,8 @@ func (t *tracker) waitConverged(ctx context.Context, n int, timeout time.Duratio
 		if conv >= n {
 			return nil
 		}
-		if p != nil && p.exited() {
-			return fmt.Errorf("%s exited (%v) with %d of %d converged\n%s", p.name, p.err, conv, n, p.tail())
+		if p != nil && !p.Running() {
+			return fmt.Errorf("%s exited (%v) with %d of %d converged\n%s", p.Spec.Name, p.ExitErr(), conv, n, tail(p))
 		}
 		select {
 		case <-t.changed:
@@ -415,6 +340,11 @@ func (b *bench) setUp(ctx context.Context, im implementation, label string) (*st
 	b.seq++
 	st := &stage{b: b, ns: fmt.Sprintf("bench-%d-%s-%s", b.seq, slug(im.name), label)}
 	st.dir = filepath.Join(b.work, st.ns)
+	// An earlier bench left a run of the same name here: the logs, which
+	// the processes append to, start empty.
+	if err := os.RemoveAll(st.dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(st.dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -471,7 +401,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		if err != nil {
 			return res, err
 		}
-		defer backend.stop()
+		defer backend.Stop()
 		backendURL = url
 	}
 
@@ -485,7 +415,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		return res, err
 	}
 
-	var p *process
+	var p *process.Process
 	var before map[string]int
 	// What the cluster's components spend is counted over the requests'
 	// span: from just before the first object to the controller gone quiet.
@@ -500,16 +430,12 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		}
 		args := []string{"-baseline", "-kind=" + im.kind.name, "-n=" + strconv.Itoa(n), "-workers=" + strconv.Itoa(b.workers), "-namespace=" + ns,
 			"-baseline-qps=" + strconv.FormatFloat(q.QPS, 'f', -1, 64), "-baseline-burst=" + strconv.Itoa(q.Burst), "-backend-url=" + backendURL}
-		if p, err = startProcess(im.name, filepath.Join(dir, "loop.log"), []string{"KUBECONFIG=" + kc}, self, args...); err != nil {
+		if p, err = process.Start(process.Spec{Name: im.name, Path: self, Args: args, Env: []string{"KUBECONFIG=" + kc}, LogFile: filepath.Join(dir, "loop.log")}); err != nil {
 			return res, err
 		}
 		before = map[string]int{}
 	} else {
-		bin, err := b.build(im.module, im.pkg)
-		if err != nil {
-			return res, err
-		}
-		if p, err = startProcess(im.name, filepath.Join(dir, "controller.log"), controllerEnv(kc), bin, im.args(ns, kc, q, b.workers, backendURL)...); err != nil {
+		if p, err = b.startController(st, im, q, backendURL); err != nil {
 			return res, err
 		}
 		// Start the clock on a controller that runs: one object first,
@@ -519,7 +445,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		// controller-runtime's priority queue serves after every other event
 		// (docs/bench.md, step 10).
 		if err := b.warmUp(ctx, t, im, ns, n, proxy, p); err != nil {
-			p.stop()
+			_ = p.Stop()
 			return res, err
 		}
 		before = proxy.Snapshot()
@@ -530,12 +456,12 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 			return res, err
 		}
 	}
-	defer p.stop()
+	defer p.Stop()
 
 	if err := t.waitConverged(ctx, n, b.timeout, func(seen, conv int) {
 		b.logf("  %s: %d of %d converged (%d seen)", im.name, conv, n, seen)
 	}, p); err != nil {
-		return res, fmt.Errorf("%s: %w\n%s", im.name, err, p.tail())
+		return res, fmt.Errorf("%s: %w\n%s", im.name, err, tail(p))
 	}
 	res.Converge, _ = t.latencies()
 	_, each := t.latencies()
@@ -564,7 +490,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 			res.Cluster[name] = d - clusterBefore[name]
 		}
 	}
-	if res.PeakRSS, res.CPU, err = p.usage(); err != nil {
+	if res.PeakRSS, res.CPU, err = usage(p); err != nil {
 		return res, fmt.Errorf("reading %s's usage: %w", im.name, err)
 	}
 
@@ -605,7 +531,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 // controller has converged it and gone quiet, and forgets it: the run's
 // objects meet a controller whose informers are in sync and whose event
 // handlers are registered.
-func (b *bench) warmUp(ctx context.Context, t *tracker, im implementation, ns string, n int, proxy *countingProxy, p *process) error {
+func (b *bench) warmUp(ctx context.Context, t *tracker, im implementation, ns string, n int, proxy *countingProxy, p *process.Process) error {
 	obj := im.kind.object(n)
 	name := obj.GetName()
 	t.ignore(name)
@@ -614,8 +540,8 @@ func (b *bench) warmUp(ctx context.Context, t *tracker, im implementation, ns st
 	}
 	var last *unstructured.Unstructured
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if p.exited() {
-			return false, fmt.Errorf("%s exited (%v) before it converged the warm-up %s %s\n%s", im.name, p.err, im.kind.name, name, p.tail())
+		if !p.Running() {
+			return false, fmt.Errorf("%s exited (%v) before it converged the warm-up %s %s\n%s", im.name, p.ExitErr(), im.kind.name, name, tail(p))
 		}
 		u, err := b.dyn.Resource(im.kind.gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -629,16 +555,16 @@ func (b *bench) warmUp(ctx context.Context, t *tracker, im implementation, ns st
 			st, _, _ := unstructured.NestedFieldNoCopy(last.Object, "status")
 			status = fmt.Sprint(st)
 		}
-		return fmt.Errorf("%s did not converge the warm-up %s %s (status %s): %w\n%s", im.name, im.kind.name, name, status, err, p.tail())
+		return fmt.Errorf("%s did not converge the warm-up %s %s (status %s): %w\n%s", im.name, im.kind.name, name, status, err, tail(p))
 	}
 	waitQuiet(proxy, p)
 	return nil
 }
 
 // waitQuiet returns once the process has sent no request for 2 seconds.
-func waitQuiet(proxy *countingProxy, p *process) {
+func waitQuiet(proxy *countingProxy, p *process.Process) {
 	last, quietSince := proxy.Snapshot(), time.Now()
-	for time.Since(quietSince) < 2*time.Second && !p.exited() {
+	for time.Since(quietSince) < 2*time.Second && p.Running() {
 		time.Sleep(250 * time.Millisecond)
 		now := proxy.Snapshot()
 		if diffCounts(now, last).Total() > 0 {
@@ -690,18 +616,18 @@ func (b *bench) createAll(ctx context.Context, k kind, ns string, n int) error {
 	}
 }
 
-func (b *bench) startBackend(dir string) (*process, string, error) {
-	bin, err := b.build("crd-demo", "./cmd/network-backend")
+func (b *bench) startBackend(dir string) (*process.Process, string, error) {
+	bin, err := b.build("crd-demo", "./cmd/network-backend", "network-backend")
 	if err != nil {
 		return nil, "", err
 	}
-	port, err := freePort()
+	port, err := process.FreePort()
 	if err != nil {
 		return nil, "", err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	p, err := startProcess("network-backend", filepath.Join(dir, "backend.log"), nil, bin,
-		"--listen="+addr, "--state-file="+filepath.Join(dir, "backend.json"))
+	p, err := process.Start(process.Spec{Name: "network-backend", Path: bin, LogFile: filepath.Join(dir, "backend.log"),
+		Args: []string{"--listen=" + addr, "--state-file=" + filepath.Join(dir, "backend.json")}})
 	if err != nil {
 		return nil, "", err
 	}
@@ -714,8 +640,8 @@ func (b *bench) startBackend(dir string) (*process, string, error) {
 		r.Body.Close()
 		return r.StatusCode == http.StatusOK, nil
 	}); err != nil {
-		p.stop()
-		return nil, "", fmt.Errorf("network-backend did not answer on %s: %w\n%s", url, err, p.tail())
+		_ = p.Stop()
+		return nil, "", fmt.Errorf("network-backend did not answer on %s: %w\n%s", url, err, tail(p))
 	}
 	return p, url, nil
 }

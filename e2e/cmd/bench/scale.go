@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -11,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"example.com/k8s-demo/e2e/process"
 )
 
 // scaleResult is the articles' `kubectl scale` step, timed: from the scale
@@ -33,16 +34,12 @@ func (b *bench) scale(ctx context.Context, im implementation, q qpsSetting, roun
 			err = cerr
 		}
 	}()
-	ns, dir, kc := st.ns, st.dir, st.kubeconfig
-	bin, err := b.build(im.module, im.pkg)
+	ns := st.ns
+	p, err := b.startController(st, im, q, "")
 	if err != nil {
 		return res, err
 	}
-	p, err := startProcess(im.name, filepath.Join(dir, "controller.log"), controllerEnv(kc), bin, im.args(ns, kc, q, b.workers, "")...)
-	if err != nil {
-		return res, err
-	}
-	defer p.stop()
+	defer p.Stop()
 
 	cp := customPods.object(0)
 	_ = unstructured.SetNestedField(cp.Object, int64(1), "spec", "replicas")
@@ -78,7 +75,7 @@ func (b *bench) scale(ctx context.Context, im implementation, q qpsSetting, roun
 
 // waitScaled polls until the CustomPod's status says want replicas, all
 // ready, for its generation, and exactly want pods are live (not terminating).
-func (b *bench) waitScaled(ctx context.Context, ns, name string, want int64, p *process) (time.Duration, error) {
+func (b *bench) waitScaled(ctx context.Context, ns, name string, want int64, p *process.Process) (time.Duration, error) {
 	start := time.Now()
 	var live int64
 	var status any
@@ -107,7 +104,7 @@ func (b *bench) waitScaled(ctx context.Context, ns, name string, want int64, p *
 		return live == want, nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("scaling %s/%s to %d: %d live pods, status %v\n%s", ns, name, want, live, status, p.tail())
+		return 0, fmt.Errorf("scaling %s/%s to %d: %d live pods, status %v\n%s", ns, name, want, live, status, tail(p))
 	}
 	return time.Since(start), nil
 }

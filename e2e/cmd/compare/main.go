@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -26,35 +25,26 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"example.com/k8s-demo/e2e/cluster"
+	"example.com/k8s-demo/e2e/impls"
+	"example.com/k8s-demo/e2e/process"
 )
 
 // impl is one implementation of CustomPod and the files that make it.
 type impl struct {
-	name, dir string
-	// pkg is the main package of its controller, relative to dir.
-	pkg string
-	// args run it in one namespace (appended: the namespace).
-	args func(ns string) []string
-	// env is added to its environment.
-	env []string
-	// started matches the log line that says the CustomPod workers run.
-	started *regexp.Regexp
-	// include says whether a file (relative to dir) belongs to CustomPod.
+	*impls.Impl
+	// include says whether a file (relative to Dir) belongs to CustomPod.
 	include func(path string) bool
 	// edit lists the files a developer writes or edits (the rest of the
 	// non-generated files are scaffolding, kept as the CLI wrote it).
 	edit []string
 }
 
-var impls = []impl{
+var implementations = []impl{
 	{
-		name: "client-go", dir: "crd-demo", pkg: "./cmd/custompod-controller",
-		args:    func(ns string) []string { return []string{"--namespace", ns} },
-		started: regexp.MustCompile(`"Starting workers"`),
+		Impl: &impls.ClientGo,
 		include: func(p string) bool {
 			switch {
 			case strings.HasPrefix(p, "pkg/apis/zhhnzw/"), strings.HasPrefix(p, "pkg/custompod/"),
@@ -71,22 +61,12 @@ var impls = []impl{
 		edit: nil, // every non-generated file is written by hand
 	},
 	{
-		name: "kubebuilder", dir: "kubebuilder-demo", pkg: "./cmd",
-		args:    func(ns string) []string { return []string{"--namespace", ns, "--health-probe-bind-address=0"} },
-		started: regexp.MustCompile(`Starting workers.*"controller": "custompod"`),
-		// Its webhook is CustomPod's conversion webhook, which needs a
-		// certificate; the workload below is v2, which needs no conversion.
-		env:     []string{"ENABLE_WEBHOOKS=false"},
+		Impl:    &impls.Kubebuilder,
 		include: func(p string) bool { return true },
 		edit:    []string{"api/v1/custompod_types.go", "internal/controller/custompod_controller.go", "internal/controller/pod_events.go", "internal/controller/pod_names.go", "internal/controller/pod_template.go", "internal/controller/pod_writes.go", "internal/controller/events.go", "internal/controller/status.go", "cmd/main.go", "config/samples/zhhnzw_v1_custompod.yaml"},
 	},
 	{
-		name: "operator-sdk", dir: "operator-demo", pkg: "./cmd",
-		args: func(ns string) []string { return []string{"--namespace", ns, "--health-probe-bind-address=0"} },
-		// Its webhooks (CustomPod's conversion webhook, the Vpc's) need a
-		// certificate; the workload below is v2, which needs no conversion.
-		env:     []string{"ENABLE_WEBHOOKS=false"},
-		started: regexp.MustCompile(`Starting workers.*"controller": "custompod"`),
+		Impl: &impls.OperatorSDK,
 		include: func(p string) bool {
 			// "webhook": the Vpc's webhook, its configuration and its
 			// certificates (internal/webhook, config/webhook, hack/localwebhook,
@@ -109,7 +89,7 @@ type result struct {
 	direct, linked                                           int
 	binSize                                                  int64
 	startup                                                  []time.Duration
-	rssKB                                                    int
+	peakRSS                                                  uint64 // bytes
 }
 
 func main() {
@@ -164,16 +144,17 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 
-	results := make([]result, len(impls))
-	for i, im := range impls {
-		fmt.Fprintf(os.Stderr, "== %s (%s)\n", im.name, im.dir)
+	var builds process.Builds
+	results := make([]result, len(implementations))
+	for i, im := range implementations {
+		fmt.Fprintf(os.Stderr, "== %s (%s)\n", im.Name, im.Dir)
 		r := &results[i]
-		dir := filepath.Join(root, im.dir)
+		dir := filepath.Join(root, im.Dir)
 		if err := count(dir, im, r); err != nil {
 			fail(err)
 		}
-		binary := filepath.Join(tmp, im.name)
-		if _, err := goCmd(dir, "build", "-o", binary, im.pkg); err != nil {
+		binary, err := builds.Build(dir, im.Pkg, filepath.Join(tmp, im.Name), nil)
+		if err != nil {
 			fail(err)
 		}
 		st, _ := os.Stat(binary)
@@ -188,18 +169,18 @@ func main() {
 			}
 		}
 		for run := 0; run < *runs; run++ {
-			ns := fmt.Sprintf("compare-%s-%d-%d", im.name, os.Getpid(), run)
+			ns := fmt.Sprintf("compare-%s-%d-%d", im.Name, os.Getpid(), run)
 			if _, err := kubectl("create", "namespace", ns); err != nil {
 				fail(err)
 			}
-			d, rss, err := measure(kubectl, binary, im, ns, run == *runs-1, filepath.Join(tmp, fmt.Sprintf("%s-%d.log", im.name, run)))
+			d, rss, err := measure(kubectl, binary, im.Impl, ns, run == *runs-1, filepath.Join(tmp, fmt.Sprintf("%s-%d.log", im.Name, run)))
 			_, _ = kubectl("delete", "namespace", ns, "--wait=false")
 			if err != nil {
-				fail(fmt.Errorf("%s: %w", im.name, err))
+				fail(fmt.Errorf("%s: %w", im.Name, err))
 			}
 			r.startup = append(r.startup, d)
 			if rss > 0 {
-				r.rssKB = rss
+				r.peakRSS = rss
 			}
 			fmt.Fprintf(os.Stderr, "   run %d: started workers after %s\n", run+1, d.Round(time.Millisecond))
 		}
@@ -231,47 +212,15 @@ func main() {
 // measure starts the controller in namespace ns, times it to its "started
 // workers" line and, when workload is set, scales a CustomPod 0 → 3 → 1 and
 // reads the process's peak RSS (VmHWM).
-func measure(kubectl func(...string) (string, error), binary string, im impl, ns string, workload bool, logPath string) (time.Duration, int, error) {
-	log, err := os.Create(logPath)
+func measure(kubectl func(...string) (string, error), binary string, im *impls.Impl, ns string, workload bool, logPath string) (time.Duration, uint64, error) {
+	p, err := process.Start(process.Spec{Name: im.Name, Path: binary, Args: im.Args(impls.Settings{Namespace: ns}), Env: im.Env, LogFile: logPath})
 	if err != nil {
 		return 0, 0, err
 	}
-	defer log.Close()
-	cmd := exec.Command(binary, im.args(ns)...)
-	cmd.Env = append(os.Environ(), im.env...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return 0, 0, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	}()
-	var startup time.Duration
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		b, _ := os.ReadFile(logPath)
-		if im.started.Match(b) {
-			startup = time.Since(start)
-			break
-		}
-		select {
-		case err := <-done:
-			return 0, 0, fmt.Errorf("exited before starting its workers (%v):\n%s", err, b)
-		case <-time.After(5 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return 0, 0, fmt.Errorf("no %q in its log after 60s:\n%s", im.started, b)
-		}
+	defer p.Stop()
+	startup, err := p.WaitForLog(context.Background(), im.Started, 60*time.Second)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w:\n%s", err, p.Log())
 	}
 	if !workload {
 		return startup, 0, nil
@@ -289,7 +238,7 @@ func measure(kubectl func(...string) (string, error), binary string, im impl, ns
 	if _, err := kubectl("wait", "-n", ns, "custompod/compare", "--for=jsonpath={.status.replicas}=1", "--timeout=60s"); err != nil {
 		return 0, 0, err
 	}
-	rss, err := vmHWM(cmd.Process.Pid)
+	rss, err := p.PeakRSS()
 	return startup, rss, err
 }
 
@@ -305,22 +254,6 @@ func kubectlStdin(kubectl func(...string) (string, error), manifest, ns string) 
 	}
 	f.Close()
 	return kubectl("apply", "-n", ns, "-f", f.Name())
-}
-
-// vmHWM is the peak resident set size of a process, in kB.
-func vmHWM(pid int) (int, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }
 
 var generatedRe = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
@@ -388,7 +321,11 @@ func render(root string, rs []result, runs int) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("| | client-go (crd-demo) | kubebuilder (kubebuilder-demo) | operator-sdk (operator-demo) |\n|---|--:|--:|--:|\n")
+	b.WriteString("|")
+	for _, im := range implementations {
+		fmt.Fprintf(&b, " | %s (%s)", im.Name, im.Dir)
+	}
+	b.WriteString(" |\n|---|" + strings.Repeat("--:|", len(implementations)) + "\n")
 	for _, c := range counted {
 		row(c.label, c.cell)
 	}
@@ -399,7 +336,7 @@ func render(root string, rs []result, runs int) string {
 		slices.Sort(d)
 		return fmt.Sprintf("%d ms", d[len(d)/2].Milliseconds())
 	})
-	row("Peak RSS, scaling 3 → 1", func(r result) string { return fmt.Sprintf("%.1f MB", float64(r.rssKB)/1024) })
+	row("Peak RSS, scaling 3 → 1", func(r result) string { return fmt.Sprintf("%.1f MB", float64(r.peakRSS)/(1<<20)) })
 	goVersion, _ := exec.Command("go", "env", "GOVERSION").Output()
 	// The commit the figures belong to; "-dirty" if the tree had changes.
 	commit, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty", "--abbrev=7").Output()
@@ -464,9 +401,9 @@ func count(dir string, im impl, r *result) error {
 // checkCounts counts again and compares with the table in doc: the counts
 // change with the code, and a table that no longer matches it would mislead.
 func checkCounts(root, doc string) {
-	results := make([]result, len(impls))
-	for i, im := range impls {
-		if err := count(filepath.Join(root, im.dir), im, &results[i]); err != nil {
+	results := make([]result, len(implementations))
+	for i, im := range implementations {
+		if err := count(filepath.Join(root, im.Dir), im, &results[i]); err != nil {
 			fail(err)
 		}
 	}

@@ -1,0 +1,270 @@
+// Package process runs the programs the e2e suites, the bench and compare
+// start beside the cluster: it builds them from their modules, starts them
+// with their output in a log file, waits for a line of that log, stops them,
+// and reads their peak memory and the ports they listen on. It does not
+// depend on testing: harness.H wraps it for tests, and the commands use it
+// as it is.
+package process
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"example.com/k8s-demo/e2e/cluster"
+)
+
+// Spec describes a program to run beside the cluster, typically a
+// controller run out of the cluster, as `make run` does.
+type Spec struct {
+	// Name labels the process in logs and messages.
+	Name string
+	// Path and Args are the command; Dir its working directory.
+	Path string
+	Args []string
+	Dir  string
+	// Env is added to this program's environment.
+	Env []string
+	// LogFile receives its output. Each run appends to it, after a line
+	// that names the command, so that a restart keeps the runs before it.
+	LogFile string
+}
+
+// Process is a running Spec.
+type Process struct {
+	Spec Spec
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+	// runStart is where the latest run's output starts in LogFile, and
+	// started when that run was started.
+	runStart int64
+	started  time.Time
+}
+
+// Start starts the program.
+func Start(spec Spec) (*Process, error) {
+	p := &Process{Spec: spec}
+	return p, p.start()
+}
+
+func (p *Process) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running() {
+		return fmt.Errorf("%s is already running", p.Spec.Name)
+	}
+	log, err := os.OpenFile(p.Spec.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "=== %s: %s %s\n", time.Now().Format(time.RFC3339), p.Spec.Path, strings.Join(p.Spec.Args, " "))
+	if st, err := log.Stat(); err == nil {
+		p.runStart = st.Size()
+	}
+	cmd := exec.Command(p.Spec.Path, p.Spec.Args...)
+	cmd.Dir = p.Spec.Dir
+	cmd.Env = append(os.Environ(), p.Spec.Env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	// Its own process group, so that a stop reaches what it started too
+	// (`make run` starts go, go the manager).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return fmt.Errorf("starting %s (%s): %w", p.Spec.Name, p.Spec.Path, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		log.Close()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		close(done)
+	}()
+	p.cmd, p.done, p.err = cmd, done, nil
+	return nil
+}
+
+func (p *Process) running() bool {
+	if p.done == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Running reports whether the process has not exited.
+func (p *Process) Running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running()
+}
+
+// Pid is the latest run's process ID, which is also its process group's.
+func (p *Process) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cmd.Process.Pid
+}
+
+// Stop asks the process to end (SIGTERM, as a Deployment's pod gets) and
+// kills it if it has not within 10 seconds.
+func (p *Process) Stop() error { return p.signal(syscall.SIGTERM, 10*time.Second) }
+
+// Kill ends the process at once (SIGKILL), as a crash or an OOM kill would:
+// no clean-up code runs.
+func (p *Process) Kill() error { return p.signal(syscall.SIGKILL, 10*time.Second) }
+
+func (p *Process) signal(sig syscall.Signal, grace time.Duration) error {
+	p.mu.Lock()
+	if !p.running() {
+		p.mu.Unlock()
+		return nil
+	}
+	pid, done := p.cmd.Process.Pid, p.done
+	p.mu.Unlock()
+	_ = syscall.Kill(-pid, sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
+	}
+	return nil
+}
+
+// Restart stops the process and starts it again with the same spec.
+func (p *Process) Restart() error {
+	if err := p.Stop(); err != nil {
+		return err
+	}
+	return p.start()
+}
+
+// ExitErr is how the process ended: nil while it runs or after a clean exit.
+func (p *Process) ExitErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// Log returns what the process has written so far.
+func (p *Process) Log() string {
+	b, err := os.ReadFile(p.Spec.LogFile)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", p.Spec.LogFile, err)
+	}
+	return string(b)
+}
+
+// RunLog is what the latest run has written: Log without the earlier runs
+// and without the line that names the command.
+func (p *Process) RunLog() string {
+	p.mu.Lock()
+	start := p.runStart
+	p.mu.Unlock()
+	log := p.Log()
+	if start > int64(len(log)) {
+		return ""
+	}
+	return log[start:]
+}
+
+// Tail returns the last n lines of the log.
+func (p *Process) Tail(n int) string {
+	lines := bytes.Split(bytes.TrimRight([]byte(p.Log()), "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// WaitForLog waits until what the latest run has written matches re, and
+// returns how long after its start it saw that. It fails at once if the
+// process exits first: waiting longer could not help. It looks every 5 ms,
+// since compare times start-ups of a few hundred milliseconds with it, and
+// reads the log only when it has grown.
+func (p *Process) WaitForLog(ctx context.Context, re *regexp.Regexp, timeout time.Duration) (time.Duration, error) {
+	p.mu.Lock()
+	started := p.started
+	p.mu.Unlock()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	size := int64(-1)
+	for {
+		// Whether it ran before the log is read: a line written just
+		// before it exited still counts.
+		exited := !p.Running()
+		if st, err := os.Stat(p.Spec.LogFile); err == nil && st.Size() != size {
+			size = st.Size()
+			if re.MatchString(p.RunLog()) {
+				return time.Since(started), nil
+			}
+		}
+		if exited {
+			return 0, fmt.Errorf("%s exited (%v) before it logged %q", p.Spec.Name, p.ExitErr(), re)
+		}
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return 0, fmt.Errorf("timed out after %s waiting for %s to log %q", timeout, p.Spec.Name, re)
+		case <-ctx.Done():
+			return 0, fmt.Errorf("waiting for %s to log %q: %w", p.Spec.Name, re, ctx.Err())
+		}
+	}
+}
+
+// PeakRSS is the process's peak resident set size so far, in bytes.
+func (p *Process) PeakRSS() (uint64, error) { return PeakRSS(p.Pid()) }
+
+// Listening returns the TCP addresses that the process, and every process
+// it started (its process group), listen on, by pid. It reads /proc: Linux
+// only.
+func (p *Process) Listening() (map[int][]string, error) {
+	pgid := strconv.Itoa(p.Pid())
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return nil, err
+	}
+	found := map[int][]string{}
+	for _, stat := range stats {
+		data, err := os.ReadFile(stat)
+		if err != nil {
+			continue // gone since the glob
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so count
+		// from its closing parenthesis.
+		fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		if len(fields) < 3 || fields[2] != pgid {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(stat)))
+		addrs, err := cluster.Listening(pid)
+		if err != nil {
+			continue // exited while being read
+		}
+		if len(addrs) > 0 {
+			found[pid] = addrs
+		}
+	}
+	return found, nil
+}

@@ -1,0 +1,206 @@
+package process
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func start(t *testing.T, name, script string) *Process {
+	t.Helper()
+	p, err := Start(Spec{Name: name, Path: "sh", Args: []string{"-c", script}, LogFile: filepath.Join(t.TempDir(), name+".log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop() })
+	return p
+}
+
+func TestKillAndRestart(t *testing.T) {
+	p := start(t, "sleeper", "echo started; exec sleep 300")
+	started := regexp.MustCompile("started")
+	if _, err := p.WaitForLog(context.Background(), started, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if p.Running() || p.ExitErr() == nil || !strings.Contains(p.ExitErr().Error(), "killed") {
+		t.Fatalf("after Kill: running=%v, exit=%v", p.Running(), p.ExitErr())
+	}
+	if err := p.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Running() || p.ExitErr() != nil {
+		t.Fatalf("after Restart: running=%v, exit=%v", p.Running(), p.ExitErr())
+	}
+	if _, err := p.WaitForLog(context.Background(), started, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The log keeps both runs; RunLog only the latest.
+	if n := strings.Count(p.Log(), "\nstarted\n"); n != 2 {
+		t.Errorf("the log holds %d runs' output, want 2:\n%s", n, p.Log())
+	}
+	if got := p.RunLog(); got != "started\n" {
+		t.Errorf("RunLog = %q, want the latest run's output alone", got)
+	}
+}
+
+func TestWaitForLog(t *testing.T) {
+	ctx := context.Background()
+	line := regexp.MustCompile("Starting workers")
+
+	// It times from the start of the run, not of the wait.
+	p := start(t, "slow-starter", "echo building; sleep 0.5; printf 'Starting %s\\n' workers; exec sleep 300")
+	time.Sleep(100 * time.Millisecond)
+	d, err := p.WaitForLog(ctx, line, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d < 500*time.Millisecond || d > 10*time.Second {
+		t.Errorf("the line came after %s by WaitForLog, want the half second it took", d)
+	}
+
+	// A program that exits first ends the wait at once.
+	q := start(t, "crasher", "echo 'listen tcp :8081: bind: address already in use'; exit 1")
+	began := time.Now()
+	_, err = q.WaitForLog(ctx, line, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), `crasher exited (exit status 1) before it logged "Starting workers"`) {
+		t.Errorf("want an error naming the program and how it exited, got %v", err)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("the wait went on for %s after the program had exited", d)
+	}
+
+	// A line written just before the program exits still counts.
+	r := start(t, "quick", "printf 'Starting %s\\n' workers")
+	if _, err := r.WaitForLog(ctx, line, 10*time.Second); err != nil {
+		t.Error(err)
+	}
+
+	s := start(t, "silent", "exec sleep 300")
+	if _, err := s.WaitForLog(ctx, line, 200*time.Millisecond); err == nil || !strings.Contains(err.Error(), "timed out after 200ms waiting for silent") {
+		t.Errorf("want a timeout, got %v", err)
+	}
+}
+
+// Stop reaches what the process started (its process group): `make run`
+// starts go, and go the manager.
+func TestStopReachesChildren(t *testing.T) {
+	p := start(t, "parent", `(trap "echo child got TERM; exit" TERM; echo child runs; while :; do sleep 0.1; done) & wait`)
+	if _, err := p.WaitForLog(context.Background(), regexp.MustCompile("child runs"), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The child outlives its parent by its trap: watch the log it shares.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(p.Log(), "child got TERM") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child got no SIGTERM from Stop:\n%s", p.Log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestPeakRSS(t *testing.T) {
+	rss, err := PeakRSS(os.Getpid())
+	if runtime.GOOS != "linux" {
+		// There is no /proc to read it from.
+		if err == nil {
+			t.Errorf("PeakRSS on %s: %d bytes, want an error", runtime.GOOS, rss)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Go test binary holds a few MB at least, and far less than 10 GB.
+	if rss < 1<<20 || rss > 10<<30 {
+		t.Errorf("PeakRSS = %d bytes", rss)
+	}
+}
+
+// TestBuildOnceAndListening builds a small program twice (the second time
+// from the cache) and checks that Listening sees the port it serves on.
+func TestBuildOnceAndListening(t *testing.T) {
+	mod := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/listener\n\ngo 1.21\n")
+	write("main.go", `package main
+
+import (
+	"fmt"
+	"net"
+	"time"
+)
+
+func main() {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("listening on", l.Addr())
+	time.Sleep(time.Hour)
+}
+`)
+	var builds Builds
+	var logged []string
+	logf := func(format string, args ...any) { logged = append(logged, format) }
+	out := filepath.Join(t.TempDir(), "listener")
+	path, err := builds.Build(mod, ".", out, logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := builds.Build(mod, ".", filepath.Join(t.TempDir(), "elsewhere"), logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != out || again != out || len(logged) != 1 {
+		t.Errorf("built to %s, then %s, logging %d builds; want %s twice and one build", path, again, len(logged), out)
+	}
+
+	p, err := Start(Spec{Name: "listener", Path: path, LogFile: filepath.Join(t.TempDir(), "listener.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	if _, err := p.WaitForLog(context.Background(), regexp.MustCompile(`listening on \S+`), 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("Listening reads /proc, which only Linux has")
+	}
+	addr := strings.TrimSpace(strings.TrimPrefix(p.RunLog(), "listening on "))
+	found, err := p.Listening()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := found[p.Pid()]; len(got) != 1 || got[0] != addr {
+		t.Errorf("Listening = %v, want %s for pid %d", found, addr, p.Pid())
+	}
+}
+
+func TestFreePort(t *testing.T) {
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatalf("port %d, said to be free: %v", port, err)
+	}
+	l.Close()
+}
