@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
@@ -101,16 +102,10 @@ func ForApply(lastApplied, url string) (string, error) {
 	if err := json.Unmarshal([]byte(lastApplied), &obj); err != nil {
 		return "", fmt.Errorf("reading %s: %w", corev1.LastAppliedConfigAnnotation, err)
 	}
-	m := obj
-	for _, key := range []string{"spec", "conversion", "webhook"} {
-		next, ok := m[key].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[key] = next
-		}
-		m = next
+	// apimachinery's helper makes the maps on the way that are missing.
+	if err := unstructured.SetNestedField(obj, map[string]any{"url": url}, "spec", "conversion", "webhook", "clientConfig"); err != nil {
+		return "", fmt.Errorf("%s: %w", corev1.LastAppliedConfigAnnotation, err)
 	}
-	m["clientConfig"] = map[string]any{"url": url}
 	out, err := json.Marshal(obj)
 	return string(out), err
 }

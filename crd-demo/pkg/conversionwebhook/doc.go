@@ -25,8 +25,8 @@
 //   - server.go: the HTTPS server (/convert and /healthz), with its serving
 //     certificate from files, re-read when they change (as cert-manager
 //     rotates them), or from memory.
-//   - selfsigned.go: a CA and a serving certificate made at start, for when
-//     nothing else provides one.
+//   - selfsigned.go: a CA and a serving certificate made at start (by
+//     client-go's util/cert), for when nothing else provides one.
 //   - crd.go: the patch that writes the CRD's
 //     spec.conversion.webhook.clientConfig: where the webhook is (a URL, or
 //     a Service in the cluster) and the CA that signed its certificate.

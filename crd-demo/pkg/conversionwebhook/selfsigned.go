@@ -1,17 +1,11 @@
 package conversionwebhook
 
 import (
-	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"time"
+
+	certutil "k8s.io/client-go/util/cert"
 )
 
 // SelfSignedCertificate is a serving certificate and the CA that signed it,
@@ -27,93 +21,42 @@ type SelfSignedCertificate struct {
 // hosts: each an IP address (127.0.0.1) or a DNS name
 // (custompod-webhook.crd-demo-system.svc), the names the API server dials.
 // The API server checks the name against the certificate's subject
-// alternative names, not its common name. Both last for validity.
+// alternative names, not its common name. Both last for validity, from an
+// hour back (an API server whose clock is a little behind still accepts
+// them).
 //
 // Why two certificates rather than one self-signed serving certificate:
 // that is how a cluster does it (a CA in caBundle, a serving certificate per
 // server), and a CA certificate marked as such is what Go's verifier, the
-// API server's, expects to find in a bundle. (client-go's
-// util/cert.GenerateSelfSignedCertKey does the same, for a single host;
-// here it is written out.)
+// API server's, expects to find in a bundle. client-go's util/cert makes
+// both, as the API server does for its own self-signed serving certificate;
+// here they are only split apart.
 func SelfSigned(hosts []string, validity time.Duration) (*SelfSignedCertificate, error) {
 	if len(hosts) == 0 {
 		return nil, fmt.Errorf("no host names or IP addresses for the certificate")
 	}
-	now := time.Now()
-	// An hour back, so that an API server whose clock is a little behind
-	// still accepts it.
-	notBefore, notAfter := now.Add(-time.Hour), now.Add(validity)
-
-	// The CA: a key, and a certificate that says it may sign others.
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	caTemplate := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("custompod-conversion-ca@%d", now.Unix())},
-		NotBefore:             notBefore,
-		NotAfter:              notAfter,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-
-	// The serving certificate: the names it is valid for, the use "server
-	// authentication", signed by the CA.
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	template := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: hosts[0]},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	for _, h := range hosts {
+	// MaxAge counts from NotBefore, an hour back.
+	opts := certutil.SelfSignedCertKeyOptions{Host: hosts[0], MaxAge: validity + time.Hour}
+	for _, h := range hosts[1:] {
 		if ip := net.ParseIP(h); ip != nil {
-			template.IPAddresses = append(template.IPAddresses, ip)
+			opts.AlternateIPs = append(opts.AlternateIPs, ip)
 		} else {
-			template.DNSNames = append(template.DNSNames, h)
+			opts.AlternateDNS = append(opts.AlternateDNS, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
+	chain, key, err := certutil.GenerateSelfSignedCertKeyWithOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
+	// chain is the serving certificate, then the CA: the server sends both
+	// (harmless), the CRD's caBundle gets the CA alone.
+	certs, err := certutil.ParseCertsPEM(chain)
+	if err != nil || len(certs) != 2 {
+		return nil, fmt.Errorf("client-go's self-signed certificate: want a certificate and its CA, got %d (%v)", len(certs), err)
+	}
+	ca, err := certutil.EncodeCertificates(certs[1])
 	if err != nil {
 		return nil, err
 	}
-	return &SelfSignedCertificate{
-		CA:   encodePEM("CERTIFICATE", caDER),
-		Cert: encodePEM("CERTIFICATE", der),
-		Key:  encodePEM("EC PRIVATE KEY", keyDER),
-	}, nil
-}
-
-func encodePEM(blockType string, der []byte) []byte {
-	var b bytes.Buffer
-	_ = pem.Encode(&b, &pem.Block{Type: blockType, Bytes: der})
-	return b.Bytes()
-}
-
-// serial is a random 128-bit serial number, as RFC 5280 recommends.
-func serial() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	return n
+	return &SelfSignedCertificate{CA: ca, Cert: chain, Key: key}, nil
 }

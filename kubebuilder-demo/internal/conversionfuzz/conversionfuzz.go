@@ -15,11 +15,12 @@ limitations under the License.
 */
 
 // Package conversionfuzz makes random CustomPods, v1 and v2, for the tests
-// of the conversion: the round trips of ConvertTo and ConvertFrom
-// (api/v1/custompod_conversion_test.go) and of the webhook's JSON
-// (internal/webhook/v2/custompod_fuzz_test.go). The same approach as
-// crd-demo's internal/conversionfuzz; this module imports nothing of
-// crd-demo's.
+// of the conversion: the round trips of ConvertTo and ConvertFrom (v1's
+// custompod_conversion_test.go) and of the webhook's JSON (the v2 webhook's
+// custompod_fuzz_test.go). Both scaffolds hold this file, the same but for
+// the module path (scripts/compare-scaffolds.sh checks it). crd-demo's
+// internal/conversionfuzz does the same for its own types: each module
+// builds on its own.
 //
 // randfill fills every field, nested ones included, so that a field added to
 // either version and forgotten by the conversion shows up as a difference.

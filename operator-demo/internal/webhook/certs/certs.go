@@ -19,16 +19,17 @@ limitations under the License.
 // rotator, run by the manager itself (--webhook-cert-rotation). It keeps a
 // CA and a serving certificate for the webhook Service in a Secret, renews
 // them before they expire, and writes the CA into the caBundle of the webhook
-// configurations and of the CustomPod CRD's conversion webhook, so the API
-// server trusts the server. The manager copies the certificate from the
+// configurations and CRD conversion webhooks it is given (Options), so the
+// API server trusts the server. The manager copies the certificate from the
 // Secret into the webhook's certificate directory (an emptyDir) itself, at
 // once: the kubelet refreshes a mounted Secret only when it next syncs the
 // pod, up to a minute or more later.
 //
 // Not part of the scaffold, which installs cert-manager for this: cert-manager
 // is a cluster-wide operator with its own images, which a registry-less
-// cluster cannot pull. Under OLM neither is used: OLM issues the certificate
-// and injects its CA itself (config/manifests turns the rotation off).
+// cluster cannot pull. Both scaffolds hold this file, the same but for the
+// module path (scripts/compare-scaffolds.sh checks it), as each module builds
+// on its own.
 package certs
 
 import (
@@ -56,20 +57,18 @@ import (
 
 // The rotator reads and updates the Secret (in the manager's namespace only:
 // a Role, not a ClusterRole, as no other Secret is its business), and writes
-// the CA into the webhook configurations and the CRDs' conversion webhooks
-// (cluster-scoped: a watch cannot be limited to some names, so get;list;watch
-// on every one). Writes are limited to the objects it is given
-// (resourceNames, after config/default's namePrefix): without them, its
-// token could rewrite every CRD and every webhook configuration in the
-// cluster. The Secret is
+// the CA into the CRDs' conversion webhooks (cluster-scoped: a watch cannot
+// be limited to one name, so get;list;watch on every CRD). Writes are
+// limited to the objects it is given (resourceNames, after config/default's
+// namePrefix): without them, its token could rewrite every CRD's conversion
+// webhook in the cluster. A module whose rotator also writes a webhook
+// configuration grants that beside the webhook's own marker. The Secret is
 // created empty by config/default: the rotator fills it, it never creates it.
-// The roles are the rotator's own (roleName), not manager-role, so that
-// config/manifests can leave them out of the bundle: under OLM nothing runs
-// the rotator.
+// The roles are the rotator's own (roleName), not manager-role: a manager
+// whose certificate something else issues (cert-manager, OLM) needs neither,
+// and its manifests can leave them out.
 // +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,resourceNames=operator-demo-webhook-server-cert,verbs=update
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,roleName=webhook-cert-rotator,resources=validatingwebhookconfigurations,verbs=get;list;watch
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,roleName=webhook-cert-rotator,resources=validatingwebhookconfigurations,resourceNames=operator-demo-validating-webhook-configuration,verbs=update
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,resourceNames=custompods.zhhnzw.mock.com,verbs=update
 

@@ -52,6 +52,16 @@ func SetupVpcWebhookWithManager(mgr ctrl.Manager) error {
 // server's default 10.
 // +kubebuilder:webhook:path=/validate-network-mock-com-v1-vpc,mutating=false,failurePolicy=fail,sideEffects=None,groups=network.mock.com,resources=vpcs,verbs=create;update,versions=v1,name=vvpc-v1.kb.io,admissionReviewVersions=v1,timeoutSeconds=5
 
+// This webhook's configuration is the one the certificate rotator
+// (internal/webhook/certs, --webhook-cert-rotation) writes its CA into, beside
+// the CustomPod CRD: its role may watch validating webhook configurations
+// (a watch cannot be limited to one name) and update that one alone, after
+// config/default's namePrefix. Under OLM neither is used: OLM issues the
+// certificate and injects its CA itself (config/manifests turns the rotation
+// off and leaves the role out).
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,roleName=webhook-cert-rotator,resources=validatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,roleName=webhook-cert-rotator,resources=validatingwebhookconfigurations,resourceNames=operator-demo-validating-webhook-configuration,verbs=update
+
 // VpcValidator refuses a Vpc whose spec.cidrblock overlaps the cidrblock of
 // another Vpc in its namespace: a rule about several objects, which the
 // CRD's schema and CEL rules (one object at a time) cannot express.
