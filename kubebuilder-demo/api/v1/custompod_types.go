@@ -85,6 +85,10 @@ type CustomPodStatus struct {
 // +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// spec.replicas is a field selector: the API server filters the list, as it
+// filters pods by spec.nodeName (kubectl get custompods --field-selector
+// spec.replicas=0).
+// +kubebuilder:selectablefield:JSONPath=`.spec.replicas`
 // The controller labels the pods with the CustomPod's name
 // (zhhnzw.mock.com/custompod), and a label value has at most 63 characters:
 // with a longer name every pod would be refused. A CRD can check

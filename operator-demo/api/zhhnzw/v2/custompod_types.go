@@ -110,6 +110,10 @@ type CustomPodStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.template.image`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// Field selectors, as v1's, and the image (kubectl get custompods
+// --field-selector spec.template.image=busybox:1.36).
+// +kubebuilder:selectablefield:JSONPath=`.spec.replicas`
+// +kubebuilder:selectablefield:JSONPath=`.spec.template.image`
 // As v1's (see there): the name is the object's, whatever the version.
 // +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || size(self.metadata.name) <= 63",optionalOldSelf=true,message="metadata.name must be at most 63 characters: it labels the CustomPod's pods, and a label value has at most 63"
 
