@@ -32,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
@@ -169,9 +170,11 @@ func runController(ctx context.Context, cfg *rest.Config) error {
 	// no others, and a cache of every pod in the cluster costs memory.
 	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, resyncPeriod,
 		kubeinformers.WithNamespace(namespace),
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = custompod.LabelCustomPod }))
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = custompod.LabelCustomPod }),
+		kubeinformers.WithTransform(stripManagedFields))
 	customInformerFactory := informers.NewSharedInformerFactoryWithOptions(customClient, resyncPeriod,
-		informers.WithNamespace(namespace))
+		informers.WithNamespace(namespace),
+		informers.WithTransform(stripManagedFields))
 
 	controller := custompod.NewController(ctx, kubeClient, customClient, eventClient,
 		kubeInformerFactory.Core().V1().Pods(),
@@ -188,4 +191,15 @@ func runController(ctx context.Context, cfg *rest.Config) error {
 	}
 	klog.FromContext(ctx).Info("CustomPod controller configured", "namespace", ns, "workers", workers)
 	return controller.Run(ctx, workers)
+}
+
+// stripManagedFields drops managedFields (which field manager set which
+// field) from what the informers cache, as the scaffolds' managers do
+// (cache.TransformStripManagedFields): the controller never reads them, and
+// an update that omits them leaves the API server's record as it is.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
