@@ -109,6 +109,7 @@ kubeconfig: cluster-cli ## Print the cluster's kubeconfig path: export KUBECONFI
 
 ##@ Tests
 
+# -p 1: one package at a time (see scripts/test.sh's e2e_suites).
 .PHONY: e2e
 e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given: controllers deployed in-cluster; CLUSTER=kwok offline). Creates the cluster if needed and removes only what it created.
 	@cd e2e && GOWORK=off go run ./cmd/preflight

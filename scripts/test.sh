@@ -141,7 +141,10 @@ checks() {
 e2e_suites() {
   # A cluster of its own, so that a cluster the user has up is left alone.
   # One package at a time (-p 1): the suites run `make install` and `make run`
-  # in the same modules; inside a package, tests run side by side (-parallel).
+  # in the same modules, and e2e/custompod/walkthrough's tests, one after
+  # another, have the CustomPod CRD's conversion webhook and :8081 to
+  # themselves; inside a package, the tests that call t.Parallel run side by
+  # side (-parallel).
   step "e2e: the suites on a kwok cluster (CLUSTER_NAME=k8s-demo-test)" bash -c \
     "cd '$ROOT/e2e' && CLUSTER=kwok CLUSTER_NAME=k8s-demo-test '$LOCALBIN/e2e-cluster' run -- go test -count=1 -p 1 -parallel 4 -timeout 30m ./..."
 }

@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"example.com/k8s-demo/e2e/process"
 )
 
 // kwok runs the control plane with kwokctl's "binary" runtime: every
@@ -23,9 +26,6 @@ type kwok struct {
 	// StopControlPlane for StartControlPlane; outage is when it began.
 	stopped map[string]*exec.Cmd
 	outage  time.Time
-	// unlock lets other clusters start again after the outage: the ports the
-	// stopped processes free must still be free when they start again.
-	unlock func()
 }
 
 func newKwok(o Options) *kwok { return &kwok{o: o} }
@@ -84,11 +84,6 @@ func (k *kwok) Up(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	unlock, err := startLock(ctx, k.o.Log, start)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	exists, err := k.Exists(ctx)
 	if err != nil {
 		return err
@@ -96,7 +91,8 @@ func (k *kwok) Up(ctx context.Context) error {
 	bin := func(n string) string { return filepath.Join(k.o.BinDir, n) }
 	if exists {
 		// Its processes may be gone (a reboot, a killed shell): start is a
-		// no-op for the ones still running.
+		// no-op for the ones still running, and starts the others on the
+		// ports the cluster's configuration names.
 		progress(k.o.Log, start, "kwok cluster %q exists: making sure it runs", k.o.Name)
 		if _, err := k.kwokctl(ctx, "start", "cluster", "--name", k.o.Name); err != nil {
 			return err
@@ -107,6 +103,7 @@ func (k *kwok) Up(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		defer os.Remove(config)
 		args := []string{"create", "cluster",
 			"--config", config,
 			"--name", k.o.Name,
@@ -176,26 +173,52 @@ func (k *kwok) Down(ctx context.Context) error {
 	return nil
 }
 
-// kwokctlConfig binds every component kwokctl starts (etcd, the API
-// server, the controller-manager, the scheduler and kwok) to the loopback
-// interface. kwokctl's default is 0.0.0.0, and etcd then serves plain HTTP
-// with no authentication to anyone on the same network: at a workshop on
-// shared Wi-Fi, anyone could read and write a learner's cluster.
+// kwokctlConfig is a new cluster's configuration. It binds every component
+// kwokctl starts (etcd, the API server, the controller-manager, the scheduler
+// and kwok) to the loopback interface: kwokctl's default is 0.0.0.0, and etcd
+// then serves plain HTTP with no authentication to anyone on the same
+// network (at a workshop on shared Wi-Fi, anyone could read and write a
+// learner's cluster). And it gives each of them its port, one this process
+// found free: left to choose, kwokctl takes the first free port counting down
+// from 32766, so two clusters created at the same moment (two terminals, or
+// make test's lanes side by side) would choose the same ones, and the
+// components that bind second would fail. These are all the ports the binary
+// runtime binds: etcd's client and peer ports, the API server's, the
+// controller-manager's, the scheduler's and kwok's.
 const kwokctlConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
 options:
   bindAddress: 127.0.0.1
+  etcdPort: %d
+  etcdPeerPort: %d
+  kubeApiserverPort: %d
+  kubeControllerManagerPort: %d
+  kubeSchedulerPort: %d
+  kwokControllerPort: %d
 `
 
-// writeConfig writes kwokctlConfig into the work directory and returns its
-// path. kwokctl copies it into the cluster's own configuration, which
-// `kwokctl start cluster` reads again.
+// writeConfig writes kwokctlConfig, with free ports, into a file of its own
+// in the work directory and returns its path. kwokctl copies it into the
+// cluster's own configuration (kwok.yaml in the cluster's directory), which
+// `kwokctl start cluster` reads again: a cluster started again listens on the
+// ports it was created with.
 func (k *kwok) writeConfig() (string, error) {
 	if err := os.MkdirAll(k.workDir(), 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(k.workDir(), "loopback.yaml")
-	return path, os.WriteFile(path, []byte(kwokctlConfig), 0o644)
+	ports, err := process.FreePorts(6)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(k.workDir(), k.o.Name+"-*.yaml")
+	if err != nil {
+		return "", err
+	}
+	_, err = fmt.Fprintf(f, kwokctlConfig, ports[0], ports[1], ports[2], ports[3], ports[4], ports[5])
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return f.Name(), err
 }
 
 // ProcessIDs implements Processes.
@@ -282,13 +305,6 @@ func (k *kwok) StopControlPlane(ctx context.Context) error {
 		return fmt.Errorf("kwok: no pid file for the API server in %s", filepath.Join(k.clusterDir(), "pids"))
 	}
 	k.outage = time.Now()
-	if k.unlock == nil {
-		unlock, err := startLock(ctx, k.o.Log, k.outage)
-		if err != nil {
-			return err
-		}
-		k.unlock = unlock
-	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kwok: stopping the API server (pid %d): %w", pid, err)
 	}
@@ -313,9 +329,6 @@ const renewDeadline = 10 * time.Second
 func (k *kwok) StartControlPlane(ctx context.Context) error {
 	if k.stopped["kube-apiserver"] == nil {
 		return fmt.Errorf("kwok: StartControlPlane without StopControlPlane")
-	}
-	if k.unlock != nil {
-		defer func() { k.unlock(); k.unlock = nil }()
 	}
 	start := time.Now()
 	if err := k.restart("kube-apiserver"); err != nil {
@@ -371,4 +384,48 @@ func (k *kwok) restart(name string) error {
 	}
 	go func() { _ = cmd.Wait() }()
 	return os.WriteFile(filepath.Join(k.clusterDir(), "pids", name+".pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+}
+
+// components says which of the cluster's processes have exited, with the
+// end of each one's log; when all run, the end of the controller-manager's,
+// which makes the default ServiceAccount. It explains a cluster that came up
+// but does not work.
+func (k *kwok) components() string {
+	var dead, names []string
+	pids := k.pids()
+	for name := range pids {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if syscall.Kill(pids[name], 0) != nil {
+			dead = append(dead, name)
+		}
+	}
+	var b strings.Builder
+	show := dead
+	if len(dead) == 0 {
+		fmt.Fprintf(&b, "its %d processes (%s) are running", len(names), strings.Join(names, ", "))
+		show = []string{"kube-controller-manager"}
+	} else {
+		fmt.Fprintf(&b, "these of its processes have exited: %s", strings.Join(dead, ", "))
+	}
+	for _, name := range show {
+		p := filepath.Join(k.clusterDir(), "logs", name+".log")
+		fmt.Fprintf(&b, "\nthe end of %s:\n%s", p, tail(p, 10))
+	}
+	return b.String()
+}
+
+// tail returns the last n lines of a file, indented.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "    (" + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "    " + strings.Join(lines, "\n    ")
 }

@@ -16,21 +16,21 @@ import (
 // spec.replicas with a true status.
 func TestCustomPodSurvivesKills(t *testing.T) {
 	parallel(t)
-	for _, impl := range implementations {
+	for _, impl := range Implementations {
 		t.Run(impl.Name, func(t *testing.T) {
 			parallel(t)
 			h := harness.New(t)
-			sample := impl.sampleName
+			sample := impl.SampleName
 			h.Track("custompod/" + sample)
 			var ctrl harness.Controller
 			if harness.InCluster() {
 				// Killed in its pod (SIGKILL through the CRI), restarted in a new one.
-				ctrl = impl.deploy(h)
+				ctrl = impl.Deploy(h)
 			} else {
-				ctrl = startBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", install(h, impl)), impls.Settings{})
+				ctrl = StartBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", install(h, impl)), impls.Settings{})
 			}
-			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
-			waitForPods(h, sample, sampleReplicas)
+			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.Sample)
+			WaitForPods(h, sample, SampleReplicas)
 
 			seed := time.Now().UnixNano()
 			t.Logf("random seed %d", seed)
@@ -52,11 +52,11 @@ func TestCustomPodSurvivesKills(t *testing.T) {
 					t.Fatalf("round %d: %v", round, err)
 				}
 			}
-			waitForPods(h, sample, 3)
+			WaitForPods(h, sample, 3)
 			// At rest it stays at exactly 3: nothing left over from the kills.
 			time.Sleep(2 * time.Second)
 			live := 0
-			for _, p := range ownedPods(h, sample) {
+			for _, p := range OwnedPods(h, sample) {
 				if p.DeletionTimestamp == nil {
 					live++
 				}

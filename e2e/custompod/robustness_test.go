@@ -30,6 +30,17 @@ import (
 // kill_test.go). Each test runs the controller from a build, as the
 // ServiceAccount its generated RBAC is bound to.
 
+func TestMain(m *testing.M) { harness.Main(m) }
+
+// Out of the cluster, the tests of this package run side by side: each has a
+// namespace of its own and most of their time is spent waiting on the cluster.
+// In it they do not, since the three Deployments are shared.
+func parallel(t *testing.T) {
+	if !harness.InCluster() {
+		t.Parallel()
+	}
+}
+
 // outOfClusterOnly marks a test that runs the controllers beside the cluster
 // whatever the cluster, and lets it run side by side with the others. On kwok
 // (make test) it runs; in-cluster on kind it would repeat that run exactly, so
@@ -42,15 +53,16 @@ func outOfClusterOnly(t *testing.T) {
 	t.Parallel()
 }
 
-// startBinary runs impl's controller, built from its module, on the test's
-// namespace, not through `make run`, so that it can be killed and restarted
-// in a second.
-func startBinary(h *harness.H, impl *impls.Impl, name, kubeconfig string, s impls.Settings, extra ...string) *harness.Process {
+// installing makes the tests, side by side, install one at a time (see
+// Implementation.Install). It is this package's only lock.
+var installing sync.Mutex
+
+// install is impl.Install, one test at a time.
+func install(h *harness.H, impl Implementation) string {
 	h.Helper()
-	s.Namespace = h.Namespace
-	return h.Start(harness.ProcessSpec{Name: name, Path: h.Build(impl.Dir, impl.Pkg, impl.Binary),
-		Args: append(impl.Args(s), extra...),
-		Env:  append([]string{"KUBECONFIG=" + kubeconfig}, impl.Env...)})
+	installing.Lock()
+	defer installing.Unlock()
+	return impl.Install(h)
 }
 
 // TestCustomPodSurvivesAPIServerOutage kills the API server under the three
@@ -67,8 +79,8 @@ func TestCustomPodSurvivesAPIServerOutage(t *testing.T) {
 	// The subtests wait for each other, so they must all run at once: with
 	// fewer parallel slots (go test's default is GOMAXPROCS) they would wait
 	// for ever.
-	if p, _ := strconv.Atoi(flag.Lookup("test.parallel").Value.String()); p < len(implementations) {
-		t.Fatalf("-parallel %d: this test runs its %d subtests at once and needs -parallel %d or more (make e2e passes -parallel 4)", p, len(implementations), len(implementations))
+	if p, _ := strconv.Atoi(flag.Lookup("test.parallel").Value.String()); p < len(Implementations) {
+		t.Fatalf("-parallel %d: this test runs its %d subtests at once and needs -parallel %d or more (make e2e passes -parallel 4)", p, len(Implementations), len(Implementations))
 	}
 	env := harness.PrivateKwok(t, "k8s-demo-outage")
 	cp, err := env.ControlPlane()
@@ -78,7 +90,7 @@ func TestCustomPodSurvivesAPIServerOutage(t *testing.T) {
 	// The outage starts once every subtest has its controller working (or
 	// has failed), and the subtests go on once it is over.
 	var ready sync.WaitGroup
-	ready.Add(len(implementations))
+	ready.Add(len(Implementations))
 	over := make(chan struct{})
 	var outageErr error
 	go func() {
@@ -94,18 +106,18 @@ func TestCustomPodSurvivesAPIServerOutage(t *testing.T) {
 		time.Sleep(11 * time.Second)
 		outageErr = cp.StartControlPlane(ctx)
 	}()
-	for _, impl := range implementations {
+	for _, impl := range Implementations {
 		t.Run(impl.Name, func(t *testing.T) {
 			t.Parallel()
 			var once sync.Once
 			arrived := func() { once.Do(ready.Done) }
 			defer arrived()
 			h := harness.NewWith(t, env)
-			sample := impl.sampleName
+			sample := impl.SampleName
 			h.Track("custompod/" + sample)
-			ctrl := startBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", install(h, impl)), impls.Settings{})
-			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
-			waitForStatus(h, sample, sampleReplicas)
+			ctrl := StartBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", install(h, impl)), impls.Settings{})
+			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.Sample)
+			waitForStatus(h, sample, SampleReplicas)
 
 			arrived()
 			<-over
@@ -132,19 +144,19 @@ func waitForStatus(h *harness.H, name string, n int) {
 	h.Helper()
 	h.WaitFor(fmt.Sprintf("custompod/%s to have %d pods and a Ready status that lists them", name, n), 2*time.Minute,
 		func(ctx context.Context) (bool, string, error) {
-			cp, err := getCustomPod(ctx, h, name)
+			cp, err := Get(ctx, h, name)
 			if err != nil {
 				return false, "", err
 			}
 			var names []string
-			for _, p := range ownedPods(h, name) {
+			for _, p := range OwnedPods(h, name) {
 				if p.DeletionTimestamp == nil {
 					names = append(names, p.Name)
 				}
 			}
 			slices.Sort(names)
-			seen := fmt.Sprintf("pods %v; status.replicas=%d podNames=%v Ready=%s", names, cp.Status.Replicas, cp.Status.PodNames, readyOf(cp))
-			return len(names) == n && int(cp.Status.Replicas) == n && slices.Equal(cp.Status.PodNames, names) && readyOf(cp) == "True", seen, nil
+			seen := fmt.Sprintf("pods %v; status.replicas=%d podNames=%v Ready=%s", names, cp.Status.Replicas, cp.Status.PodNames, cp.Ready())
+			return len(names) == n && int(cp.Status.Replicas) == n && slices.Equal(cp.Status.PodNames, names) && cp.Ready() == "True", seen, nil
 		})
 }
 
@@ -158,15 +170,15 @@ func TestCustomPodConcurrentEdits(t *testing.T) {
 	if harness.Full() {
 		editors, rounds = 50, 10
 	}
-	for _, impl := range implementations {
+	for _, impl := range Implementations {
 		t.Run(impl.Name, func(t *testing.T) {
 			t.Parallel()
 			h := harness.New(t)
-			sample := impl.sampleName
+			sample := impl.SampleName
 			h.Track("custompod/" + sample)
-			startBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", install(h, impl)), impls.Settings{})
-			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
-			waitForPods(h, sample, sampleReplicas)
+			StartBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", install(h, impl)), impls.Settings{})
+			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.Sample)
+			WaitForPods(h, sample, SampleReplicas)
 
 			dyn, err := dynamic.NewForConfig(h.Env.Config)
 			if err != nil {
@@ -219,7 +231,7 @@ func TestCustomPodConcurrentEdits(t *testing.T) {
 
 			// The last word: 3 replicas. Every editor's last label must be there.
 			h.Kubectl("scale", "custompod/"+sample, "--replicas=3")
-			waitForPods(h, sample, 3)
+			WaitForPods(h, sample, 3)
 			u, err := cps.Get(h.Ctx, sample, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -240,7 +252,7 @@ var editBackoff = wait.Backoff{Steps: 30, Duration: 5 * time.Millisecond, Factor
 
 // leaderElectionRBAC binds what leader election needs, in the test's
 // namespace only, as the module's manifests would in the manager's.
-func leaderElectionRBAC(h *harness.H, impl implementation, sa string) {
+func leaderElectionRBAC(h *harness.H, impl Implementation, sa string) {
 	h.Helper()
 	role := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "crd-demo-leader-election"}
 	if impl.Impl == &impls.ClientGo {
@@ -269,22 +281,22 @@ const leaseDuration = 15 * time.Second
 // writes nothing before it holds the Lease.
 func TestCustomPodLeaderElection(t *testing.T) {
 	outOfClusterOnly(t)
-	for _, impl := range implementations {
+	for _, impl := range Implementations {
 		t.Run(impl.Name, func(t *testing.T) {
 			t.Parallel()
 			h := harness.New(t)
-			sample := impl.sampleName
+			sample := impl.SampleName
 			h.Track("custompod/"+sample, "lease")
 			kubeconfig := h.KubeconfigAs("controller", install(h, impl))
 			leaderElectionRBAC(h, impl, "controller")
 			le := impls.Settings{LeaderElection: h.Namespace}
 			// Started alone, replica-1 is the holder the Lease names.
-			first := startBinary(h, impl.Impl, "replica-1", kubeconfig, le)
+			first := StartBinary(h, impl.Impl, "replica-1", kubeconfig, le)
 			holder := waitForLeaseHolder(h, impl, "")
-			second := startBinary(h, impl.Impl, "replica-2", kubeconfig, le)
+			second := StartBinary(h, impl.Impl, "replica-2", kubeconfig, le)
 
-			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
-			before := waitForPods(h, sample, sampleReplicas)
+			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.Sample)
+			before := WaitForPods(h, sample, SampleReplicas)
 			if l := getLease(h, impl); holderOf(l) != holder {
 				t.Fatalf("the Lease passed from replica-1 (%s) to %s while replica-1 was alive", holder, holderOf(l))
 			}
@@ -301,10 +313,10 @@ func TestCustomPodLeaderElection(t *testing.T) {
 				t.Fatalf("the Lease held by %s has no acquireTime", newHolder)
 			}
 			t.Logf("replica-2 (%s) acquired the Lease at %s", newHolder, acquired.Format(time.RFC3339Nano))
-			waitForPods(h, sample, 3)
+			WaitForPods(h, sample, 3)
 			// The two new pods: created by replica-2 once it held the Lease
 			// (creationTimestamp has whole seconds).
-			for _, p := range ownedPods(h, sample) {
+			for _, p := range OwnedPods(h, sample) {
 				if !slices.Contains(before, p.Name) && p.CreationTimestamp.Time.Before(acquired.Truncate(time.Second)) {
 					t.Errorf("pod %s was created at %s, before replica-2 held the Lease (%s)",
 						p.Name, p.CreationTimestamp.Format(time.RFC3339), acquired.Format(time.RFC3339Nano))
@@ -318,7 +330,7 @@ func TestCustomPodLeaderElection(t *testing.T) {
 }
 
 // getLease reads the implementation's Lease.
-func getLease(h *harness.H, impl implementation) *coordinationv1.Lease {
+func getLease(h *harness.H, impl Implementation) *coordinationv1.Lease {
 	h.Helper()
 	l, err := h.Env.Client.CoordinationV1().Leases(h.Namespace).Get(h.Ctx, impl.Lease, metav1.GetOptions{})
 	if err != nil {
@@ -329,7 +341,7 @@ func getLease(h *harness.H, impl implementation) *coordinationv1.Lease {
 
 // waitForLeaseHolder waits until the implementation's Lease is held by
 // someone other than not, and returns the holder.
-func waitForLeaseHolder(h *harness.H, impl implementation, not string) string {
+func waitForLeaseHolder(h *harness.H, impl Implementation, not string) string {
 	h.Helper()
 	var holder string
 	h.WaitFor(fmt.Sprintf("Lease %s held by a replica other than %q", impl.Lease, not), leaseDuration+time.Minute,
@@ -359,11 +371,11 @@ func holderOf(l *coordinationv1.Lease) string {
 // looks (a Warning event on the CustomPod, and its log), not loop silently.
 func TestCustomPodRBACVerbRemoved(t *testing.T) {
 	outOfClusterOnly(t)
-	for _, impl := range implementations {
+	for _, impl := range Implementations {
 		t.Run(impl.Name, func(t *testing.T) {
 			t.Parallel()
 			h := harness.New(t)
-			sample := impl.sampleName
+			sample := impl.SampleName
 			h.Track("custompod/" + sample)
 			role, err := h.Env.Client.RbacV1().ClusterRoles().Get(h.Ctx, install(h, impl), metav1.GetOptions{})
 			if err != nil {
@@ -388,8 +400,8 @@ func TestCustomPodRBACVerbRemoved(t *testing.T) {
 			t.Cleanup(func() {
 				_ = h.Env.Client.RbacV1().ClusterRoles().Delete(context.Background(), crippled.Name, metav1.DeleteOptions{})
 			})
-			ctrl := startBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", crippled.Name), impls.Settings{})
-			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
+			ctrl := StartBinary(h, impl.Impl, "controller", h.KubeconfigAs("controller", crippled.Name), impls.Settings{})
+			h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.Sample)
 
 			want := `cannot create resource "pods"`
 			h.WaitFor("a Warning event on custompod/"+sample+" saying "+want, time.Minute,

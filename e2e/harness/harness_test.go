@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/k8s-demo/e2e/cluster"
+	"example.com/k8s-demo/e2e/process"
 )
 
 // These tests run against a real cluster (kwok by default): they check the
@@ -279,12 +280,12 @@ func TestClusterProcessesListenOnLoopbackOnly(t *testing.T) {
 		t.Fatalf("the %s provider names no processes", maker.Name())
 	}
 	for name, pid := range pids {
-		addrs, err := cluster.Listening(pid)
+		addrs, err := process.Listening(pid)
 		if err != nil {
 			t.Fatalf("%s (pid %d): %v", name, pid, err)
 		}
 		for _, a := range addrs {
-			if cluster.Wildcard(a) {
+			if process.Wildcard(a) {
 				t.Errorf("%s (pid %d) listens on %s: want the loopback interface only (all its listeners: %v)", name, pid, a, addrs)
 			}
 		}

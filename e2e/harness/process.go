@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"time"
 
-	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/process"
 )
 
@@ -63,7 +62,7 @@ func (h *H) RequireLoopbackOnly(p *Process) {
 	}
 	for pid, addrs := range found {
 		for _, a := range addrs {
-			if cluster.Wildcard(a) {
+			if process.Wildcard(a) {
 				h.Errorf("%s: pid %d listens on %s, every interface: want the loopback interface only (its listeners: %v)", p.Spec.Name, pid, a, addrs)
 			}
 		}

@@ -26,10 +26,27 @@ func PeakRSS(pid int) (uint64, error) {
 
 // FreePort returns a loopback TCP port that nothing listens on now.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// FreePorts returns n loopback TCP ports that nothing listens on now, all
+// different: each is held until the last is chosen. The kernel picks each
+// from its ephemeral range, starting at a random place, so that callers at
+// the same moment, in this process or another, get different ones but by
+// rare chance.
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }

@@ -14,13 +14,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"example.com/k8s-demo/e2e/cluster"
 )
 
 // Spec describes a program to run beside the cluster, typically a
@@ -124,12 +123,14 @@ func (p *Process) Pid() int {
 	return p.cmd.Process.Pid
 }
 
-// Stop asks the process to end (SIGTERM, as a Deployment's pod gets) and
-// kills it if it has not within 10 seconds.
+// Stop asks the process and what it started to end (SIGTERM, as a
+// Deployment's pod gets), kills them if they have not within 10 seconds, and
+// returns once they have all exited: the ports they listened on are free
+// then.
 func (p *Process) Stop() error { return p.signal(syscall.SIGTERM, 10*time.Second) }
 
-// Kill ends the process at once (SIGKILL), as a crash or an OOM kill would:
-// no clean-up code runs.
+// Kill ends the process and what it started at once (SIGKILL), as a crash or
+// an OOM kill would: no clean-up code runs.
 func (p *Process) Kill() error { return p.signal(syscall.SIGKILL, 10*time.Second) }
 
 func (p *Process) signal(sig syscall.Signal, grace time.Duration) error {
@@ -141,11 +142,23 @@ func (p *Process) signal(sig syscall.Signal, grace time.Duration) error {
 	pid, done := p.cmd.Process.Pid, p.done
 	p.mu.Unlock()
 	_ = syscall.Kill(-pid, sig)
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
 	select {
 	case <-done:
-	case <-time.After(grace):
+	case <-deadline.C:
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		<-done
+	}
+	// What it started can outlive it: make exits at once on SIGTERM, the
+	// manager that `make run` started through go run shuts down in its own
+	// time. Wait for the whole group, as long as the grace allows.
+	for groupAlive(pid) {
+		select {
+		case <-deadline.C:
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	return nil
 }
@@ -240,25 +253,13 @@ func (p *Process) PeakRSS() (uint64, error) { return PeakRSS(p.Pid()) }
 // it started (its process group), listen on, by pid. It reads /proc: Linux
 // only.
 func (p *Process) Listening() (map[int][]string, error) {
-	pgid := strconv.Itoa(p.Pid())
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	pids, err := group(p.Pid())
 	if err != nil {
 		return nil, err
 	}
 	found := map[int][]string{}
-	for _, stat := range stats {
-		data, err := os.ReadFile(stat)
-		if err != nil {
-			continue // gone since the glob
-		}
-		// pid (comm) state ppid pgrp ...: comm may hold spaces, so count
-		// from its closing parenthesis.
-		fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
-		if len(fields) < 3 || fields[2] != pgid {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(stat)))
-		addrs, err := cluster.Listening(pid)
+	for _, pid := range pids {
+		addrs, err := Listening(pid)
 		if err != nil {
 			continue // exited while being read
 		}
@@ -267,4 +268,39 @@ func (p *Process) Listening() (map[int][]string, error) {
 		}
 	}
 	return found, nil
+}
+
+// group lists the live processes of process group pgid, read from /proc
+// (Linux only): those that have exited but wait for their parent to read
+// their status (zombies) are left out.
+func group(pgid int) ([]int, error) {
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, stat := range stats {
+		data, err := os.ReadFile(stat)
+		if err != nil {
+			continue // gone since the glob
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so count
+		// from its closing parenthesis.
+		fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		if len(fields) < 3 || fields[2] != strconv.Itoa(pgid) || fields[0] == "Z" || fields[0] == "X" {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(stat)))
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+// groupAlive reports whether a process of group pgid has not exited. Where
+// there is no /proc, a zombie counts as alive.
+func groupAlive(pgid int) bool {
+	if pids, err := group(pgid); err == nil && runtime.GOOS == "linux" {
+		return len(pids) > 0
+	}
+	return syscall.Kill(-pgid, 0) == nil
 }

@@ -92,22 +92,22 @@ func TestWaitForLog(t *testing.T) {
 }
 
 // Stop reaches what the process started (its process group): `make run`
-// starts go, and go the manager.
+// starts go, and go the manager. It returns once that has exited too, even
+// when it takes longer than its parent to.
 func TestStopReachesChildren(t *testing.T) {
-	p := start(t, "parent", `(trap "echo child got TERM; exit" TERM; echo child runs; while :; do sleep 0.1; done) & wait`)
+	p := start(t, "parent", `(trap "sleep 1; echo child got TERM; exit" TERM; echo child runs; while :; do sleep 0.1; done) & wait`)
 	if _, err := p.WaitForLog(context.Background(), regexp.MustCompile("child runs"), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	pid := p.Pid()
 	if err := p.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	// The child outlives its parent by its trap: watch the log it shares.
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(p.Log(), "child got TERM") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the child got no SIGTERM from Stop:\n%s", p.Log())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !strings.Contains(p.Log(), "child got TERM") {
+		t.Errorf("Stop returned before the child had ended on its SIGTERM:\n%s", p.Log())
+	}
+	if groupAlive(pid) {
+		t.Errorf("Stop returned while process group %d still has a live process", pid)
 	}
 }
 
@@ -203,4 +203,23 @@ func TestFreePort(t *testing.T) {
 		t.Fatalf("port %d, said to be free: %v", port, err)
 	}
 	l.Close()
+}
+
+func TestFreePortsAreDifferent(t *testing.T) {
+	ports, err := FreePorts(6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, port := range ports {
+		if seen[port] {
+			t.Fatalf("FreePorts(6) = %v: %d twice", ports, port)
+		}
+		seen[port] = true
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Fatalf("port %d, said to be free: %v", port, err)
+		}
+		defer l.Close()
+	}
 }

@@ -6,22 +6,20 @@
 //
 //	cd e2e && GOWORK=off go test -tags site -count=1 ./site
 //
-// Screenshots go to _artifacts/site/ at the repository root.
+// Screenshots, and the output of make docs-serve, go to _artifacts/site/ at
+// the repository root.
 package site
 
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +29,7 @@ import (
 
 	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/docs"
+	"example.com/k8s-demo/e2e/process"
 )
 
 // The site's two languages: where each one's pages are, and its index.
@@ -47,36 +46,27 @@ func pagePath(prefix, name string) string {
 }
 
 // serve runs `make docs-serve` on a free port, as a reader would, and
-// returns its base URL once it answers.
-func serve(t *testing.T, root string) string {
+// returns its base URL once it answers. Its output goes to docs-serve.log
+// in shots.
+func serve(t *testing.T, root, shots string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := process.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command("make", "docs-serve", "DOCS_ADDR="+addr)
-	cmd.Dir = root
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p, err := process.Start(process.Spec{Name: "make docs-serve", Path: "make", Args: []string{"docs-serve", "DOCS_ADDR=" + addr},
+		Dir: root, LogFile: filepath.Join(shots, "docs-serve.log")})
+	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		<-done
-	})
+	t.Cleanup(func() { _ = p.Stop() })
 	base := "http://" + addr
 	// A cold first build compiles Hugo: that takes minutes on 2 cores.
 	deadline := time.Now().Add(20 * time.Minute)
 	for {
-		select {
-		case err := <-done:
-			t.Fatalf("make docs-serve exited before serving the site: %v", err)
-		case <-time.After(time.Second):
+		if !p.Running() {
+			t.Fatalf("make docs-serve exited before serving the site: %v\n%s", p.ExitErr(), p.Tail(30))
 		}
 		if resp, err := http.Get(base + "/"); err == nil {
 			resp.Body.Close()
@@ -85,8 +75,9 @@ func serve(t *testing.T, root string) string {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("make docs-serve: nothing answered on %s in 20 minutes", base)
+			t.Fatalf("make docs-serve: nothing answered on %s in 20 minutes:\n%s", base, p.Tail(30))
 		}
+		time.Sleep(time.Second)
 	}
 }
 
@@ -211,12 +202,12 @@ func TestSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := serve(t, root)
-	b := newBrowser(t, base)
 	shots := filepath.Join(root, "_artifacts", "site")
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	base := serve(t, root, shots)
+	b := newBrowser(t, base)
 
 	for _, lang := range languages {
 		order, err := docs.ReadingOrder(root, lang.index)

@@ -1,4 +1,4 @@
-package custompod
+package walkthrough
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
+	"example.com/k8s-demo/e2e/custompod"
 	"example.com/k8s-demo/e2e/harness"
 	"example.com/k8s-demo/e2e/impls"
 )
@@ -41,16 +42,14 @@ var migrationManifest = []string{"crd-demo", "example", "custompods-storage-migr
 // default) must rewrite them and leave only v2 in status.storedVersions.
 //
 // The CRD storing v1 makes every write of a v2 client go through the
-// conversion webhook: this test runs crd-demo's, beside the cluster, and
-// holds crdWebhook for writing, as TestCustomPodConversion does; the other
-// tests, side by side, write through it meanwhile. In the cluster,
+// conversion webhook: this test runs crd-demo's, beside the cluster, as
+// TestCustomPodConversion does. In the cluster,
 // TestCustomPod/client-go/migration runs the same checks on the Deployment
 // TestCustomPod made.
 func TestCustomPodStorageMigration(t *testing.T) {
 	if harness.InCluster() {
 		t.Skip("in the cluster, TestCustomPod/client-go/migration checks the migration on TestCustomPod's Deployment")
 	}
-	parallel(t)
 	h := harness.New(t)
 	startConversionWebhook(h, implementations[0]) // crd-demo's: it needs no `make run`
 	testStorageMigration(h)
@@ -89,11 +88,11 @@ func testStorageMigration(h *harness.H) {
 			return true, "", nil
 		})
 		h.WaitFor("the controller to write custompod/"+name+"'s status", time.Minute, func(ctx context.Context) (bool, string, error) {
-			got, err := getCustomPod(ctx, h, name)
+			got, err := custompod.Get(ctx, h, name)
 			if err != nil {
 				return false, "", err
 			}
-			return readyOf(got) == "True", fmt.Sprintf("Ready=%q", readyOf(got)), nil
+			return got.Ready() == "True", fmt.Sprintf("Ready=%q", got.Ready()), nil
 		})
 	}
 

@@ -1,13 +1,13 @@
-package custompod
+package walkthrough
 
 import (
 	"encoding/json"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"example.com/k8s-demo/e2e/custompod"
 	"example.com/k8s-demo/e2e/harness"
 )
 
@@ -20,23 +20,20 @@ const fieldManager = "custompod-controller"
 // admitted, run and be ready. Then it checks what the three have in common:
 // the same pod, and their name in managedFields.
 func TestCustomPodRestricted(t *testing.T) {
-	parallel(t)
-	var mu sync.Mutex
 	podSpecs := map[string]string{} // implementation → its pod's spec, as JSON
 	t.Run("each", func(t *testing.T) {
 		for _, impl := range implementations {
 			t.Run(impl.Name, func(t *testing.T) {
-				parallel(t)
 				h := harness.New(t)
-				name := impl.sampleName
+				name := impl.SampleName
 				h.Track("custompod/" + name)
 				h.EnforceRestricted()
 				startController(h, impl)
 
-				h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
-				waitForPods(h, name, sampleReplicas)
+				h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.Sample)
+				custompod.WaitForPods(h, name, custompod.SampleReplicas)
 
-				pods := ownedPods(h, name)
+				pods := custompod.OwnedPods(h, name)
 				for _, p := range pods {
 					h.ExpectManager(&p, fieldManager, "")
 				}
@@ -51,9 +48,7 @@ func TestCustomPodRestricted(t *testing.T) {
 				}
 				h.ExpectManager(&cp, fieldManager, "status")
 
-				mu.Lock()
 				podSpecs[impl.Name] = podTemplate(t, pods[0])
-				mu.Unlock()
 			})
 		}
 	})

@@ -1,4 +1,4 @@
-package custompod
+package walkthrough
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
+	"example.com/k8s-demo/e2e/custompod"
 	"example.com/k8s-demo/e2e/harness"
 	"example.com/k8s-demo/e2e/impls"
 )
@@ -27,7 +28,7 @@ var customPodsV1 = schema.GroupVersionResource{Group: "zhhnzw.mock.com", Version
 
 // v1Default is the template v1 has no field for: every v1 CustomPod's pods
 // run it, and a v1 object read as v2 carries it.
-var v1Default = template{Image: "busybox:1.36", Command: []string{"sleep", "3600"}}
+var v1Default = custompod.Template{Image: "busybox:1.36", Command: []string{"sleep", "3600"}}
 
 // templateAnnotation is where v1 keeps a v2 template it cannot express.
 const templateAnnotation = "zhhnzw.mock.com/v2-template"
@@ -39,8 +40,8 @@ const templateAnnotation = "zhhnzw.mock.com/v2-template"
 // failing with the API server's conversion error while v2 reads go on.
 //
 // A CRD has one conversion webhook: each subtest points it at its
-// implementation's (the controller or `make run` beside the cluster) and
-// holds crdWebhook for writing meanwhile, so that no other test re-points it.
+// implementation's (the controller or `make run` beside the cluster); no
+// other test runs meanwhile to point it elsewhere (see the package's doc).
 //
 // In the cluster, TestCustomPod/<implementation>/conversion runs the same
 // checks on the Deployment TestCustomPod made: `make deploy` points the CRD
@@ -50,11 +51,10 @@ func TestCustomPodConversion(t *testing.T) {
 	if harness.InCluster() {
 		t.Skip("in the cluster, TestCustomPod/<implementation>/conversion checks conversion on TestCustomPod's Deployment")
 	}
-	parallel(t)
 	for _, impl := range implementations {
 		t.Run(impl.Name, func(t *testing.T) {
 			h := harness.New(t)
-			h.Track("custompod/from-v1", "custompod/"+impl.sampleName)
+			h.Track("custompod/from-v1", "custompod/"+impl.SampleName)
 			webhook := startConversionWebhook(h, impl)
 			testConversion(h, impl, webhook)
 		})
@@ -66,25 +66,14 @@ func TestCustomPodConversion(t *testing.T) {
 // webhook down.
 func startConversionWebhook(h *harness.H, impl implementation) harness.Controller {
 	h.Helper()
-	if impl.Impl != &impls.ClientGo {
-		makeRun.Lock()
-		h.Cleanup(makeRun.Unlock)
-	}
-	// In the order every test takes them: makeRun, installing, crdWebhook.
-	installing.Lock()
-	crdWebhook.Lock()
-	// Released after the webhook has stopped (clean-ups run last-in first-out).
-	h.Cleanup(crdWebhook.Unlock)
-	role := impl.install(h)
-	installing.Unlock()
-	kubeconfig := h.KubeconfigAs("controller", role)
+	kubeconfig := h.KubeconfigAs("controller", impl.Install(h))
 	if impl.Impl == &impls.ClientGo {
 		// It patches the CRD with its URL and CA: a right its
 		// controller's ClusterRole (for a controller per namespace) does
 		// not give; in a cluster, config/webhook's ClusterRole does.
 		kubeconfig = h.Kubeconfig
 	}
-	return impl.start(h, kubeconfig, true)
+	return start(h, impl, kubeconfig, true)
 }
 
 // testConversion checks the conversion webhook that webhook serves and the
@@ -118,20 +107,20 @@ func testConversion(h *harness.H, impl implementation, webhook harness.Controlle
 	})
 
 	// Read as v2: v1's default template.
-	got, err := getCustomPod(h.Ctx, h, "from-v1")
+	got, err := custompod.Get(h.Ctx, h, "from-v1")
 	if err != nil {
 		h.Fatal(err)
 	}
 	if !sameTemplate(got.Spec.Template, v1Default) || got.Spec.Replicas == nil || *got.Spec.Replicas != 1 {
 		h.Errorf("the v1 CustomPod read as v2 has replicas %v and template %+v, want 1 and %+v", ptrStr(got.Spec.Replicas), got.Spec.Template, v1Default)
 	}
-	waitForPods(h, "from-v1", 1)
+	custompod.WaitForPods(h, "from-v1", 1)
 	expectPodsRun(h, "from-v1", v1Default)
 
 	// The module's v2 sample, with a template of its own, read as v1.
-	name := impl.sampleName
+	name := impl.SampleName
 	want := sampleTemplate(h, impl)
-	h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.sample)
+	h.KubectlIn(h.Path(impl.Dir), "apply", "-f", impl.Sample)
 	// Written back through v1, as a v1 client does (read, change, update):
 	// a label and the replicas. (Read again on a conflict: the controller
 	// writes the status meanwhile.)
@@ -169,7 +158,7 @@ func testConversion(h *harness.H, impl implementation, webhook harness.Controlle
 		h.Fatalf("updating it through v1: %v", err)
 	}
 	// Read as v2 again: the v1 write landed, and the template is intact.
-	got, err = getCustomPod(h.Ctx, h, name)
+	got, err = custompod.Get(h.Ctx, h, name)
 	if err != nil {
 		h.Fatal(err)
 	}
@@ -183,7 +172,7 @@ func testConversion(h *harness.H, impl implementation, webhook harness.Controlle
 		h.Errorf("read as v2, it still carries the %s annotation (%q): v2 has the template in its spec", templateAnnotation, a)
 	}
 	// Its pods run v2's template.
-	waitForPods(h, name, 1)
+	custompod.WaitForPods(h, name, 1)
 	expectPodsRun(h, name, want)
 
 	// The webhook down: reading v1 fails with the API server's conversion
@@ -248,23 +237,23 @@ func expectServiceWebhook(h *harness.H, impl implementation) {
 }
 
 // sampleTemplate is spec.template of impl's v2 sample, read from its file.
-func sampleTemplate(h *harness.H, impl implementation) template {
+func sampleTemplate(h *harness.H, impl implementation) custompod.Template {
 	h.Helper()
-	b, err := os.ReadFile(h.Path(impl.Dir, impl.sample))
+	b, err := os.ReadFile(h.Path(impl.Dir, impl.Sample))
 	if err != nil {
 		h.Fatal(err)
 	}
-	var cp customPod
+	var cp custompod.CustomPod
 	if err := yaml.Unmarshal(b, &cp); err != nil {
 		h.Fatal(err)
 	}
 	if cp.Spec.Template.Image == "" {
-		h.Fatalf("%s/%s has no spec.template.image", impl.Dir, impl.sample)
+		h.Fatalf("%s/%s has no spec.template.image", impl.Dir, impl.Sample)
 	}
 	return cp.Spec.Template
 }
 
-func sameTemplate(a, b template) bool {
+func sameTemplate(a, b custompod.Template) bool {
 	return a.Image == b.Image && slices.Equal(a.Command, b.Command)
 }
 

@@ -1,0 +1,182 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"example.com/k8s-demo/e2e/process"
+)
+
+func TestComponentsNamesTheExitedOnes(t *testing.T) {
+	k := newKwok(Options{Name: "c", WorkDir: t.TempDir()})
+	for _, d := range []string{"pids", "logs"} {
+		if err := os.MkdirAll(filepath.Join(k.clusterDir(), d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// This process runs; a PID past the kernel's default limit does not.
+	write(t, filepath.Join(k.clusterDir(), "pids", "kube-apiserver.pid"), fmt.Sprint(os.Getpid()))
+	write(t, filepath.Join(k.clusterDir(), "pids", "kube-controller-manager.pid"), "4194999")
+	write(t, filepath.Join(k.clusterDir(), "logs", "kube-controller-manager.log"), "line 1\nfailed to listen on 0.0.0.0:32762: bind: address already in use\n")
+
+	got := k.components()
+	for _, want := range []string{"have exited: kube-controller-manager", "address already in use"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "kube-apiserver") {
+		t.Errorf("the API server runs, yet it is named:\n%s", got)
+	}
+}
+
+// TestKwokClustersStartedTogether creates two kwok clusters at once, as two
+// terminals or make test's lanes side by side do, with nothing making them
+// take turns: each must come up, its components listening on the ports its
+// configuration names, none of them the other's. (Left to choose, both
+// kwokctl processes would take the same ports, counting down from 32766, and
+// one cluster would never work.) Then it stops one and starts it again, as
+// `make cluster-up` does for a cluster that exists: its components listen
+// where they did.
+func TestKwokClustersStartedTogether(t *testing.T) {
+	root, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := OptionsFromEnv(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.WorkDir, o.Nodes, o.Log = t.TempDir(), 0, io.Discard
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+
+	var wg sync.WaitGroup
+	clusters := make([]*kwok, 2)
+	for i := range clusters {
+		o := o
+		o.Name = fmt.Sprintf("k8s-demo-together-%d", i)
+		k := newKwok(o)
+		clusters[i] = k
+		t.Cleanup(func() {
+			if err := k.Down(context.Background()); err != nil {
+				t.Errorf("deleting %s: %v", o.Name, err)
+			}
+		})
+		wg.Go(func() {
+			if err := k.Up(ctx); err != nil {
+				t.Errorf("%s: %v", o.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	ports := make([][]int, len(clusters))
+	for i, k := range clusters {
+		ports[i] = listensWhereConfigured(t, k)
+	}
+	for _, p := range ports[0] {
+		if slices.Contains(ports[1], p) {
+			t.Errorf("both clusters listen on port %d: %v and %v", p, ports[0], ports[1])
+		}
+	}
+	for i, k := range clusters {
+		cfg, err := clientcmd.BuildConfigFromFlags("", k.Kubeconfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, port, _ := net.SplitHostPort(strings.TrimPrefix(cfg.Host, "https://")); !slices.Contains(ports[i], atoi(port)) {
+			t.Errorf("%s's kubeconfig names %s, not one of its configured ports %v", k.o.Name, cfg.Host, ports[i])
+		}
+	}
+
+	// Stopped and started again, the first listens on the same ports.
+	k := clusters[0]
+	if _, err := k.kwokctl(ctx, "stop", "cluster", "--name", k.o.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again := listensWhereConfigured(t, k); !slices.Equal(again, ports[0]) {
+		t.Errorf("%s, started again, listens on %v; it was created on %v", k.o.Name, again, ports[0])
+	}
+}
+
+// listensWhereConfigured fails the test unless the ports k's components
+// listen on are, within a minute (a component started again may still be
+// starting), exactly the ports of its saved configuration (every port
+// option: six), and returns them, sorted.
+func listensWhereConfigured(t *testing.T, k *kwok) []int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(k.clusterDir(), "kwok.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var configured []int
+	for _, doc := range strings.Split(string(b), "\n---") {
+		var c struct {
+			Kind    string         `json:"kind"`
+			Options map[string]any `json:"options"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
+			t.Fatalf("%s's kwok.yaml: %v", k.o.Name, err)
+		}
+		if c.Kind != "KwokctlConfiguration" {
+			continue
+		}
+		for key, v := range c.Options {
+			if n, ok := v.(float64); ok && strings.HasSuffix(key, "Port") && n != 0 {
+				configured = append(configured, int(n))
+			}
+		}
+	}
+	slices.Sort(configured)
+	if len(configured) != 6 {
+		t.Errorf("%s's configuration names ports %v; want the six this package chose", k.o.Name, configured)
+	}
+	var listening []int
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		listening = listening[:0]
+		for name, pid := range k.pids() {
+			addrs, err := process.Listening(pid)
+			if err != nil {
+				t.Fatalf("%s (pid %d): %v", name, pid, err)
+			}
+			for _, a := range addrs {
+				_, port, _ := net.SplitHostPort(a)
+				listening = append(listening, atoi(port))
+			}
+		}
+		slices.Sort(listening)
+		listening = slices.Compact(listening)
+		if slices.Equal(listening, configured) || time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Logf("%s listens on %v", k.o.Name, listening)
+	if !slices.Equal(listening, configured) {
+		t.Errorf("%s's components listen on %v; its configuration names %v", k.o.Name, listening, configured)
+	}
+	return configured
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
