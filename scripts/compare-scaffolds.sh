@@ -7,7 +7,9 @@
 # multigroup for its two extra APIs. Before comparing, a copy of
 # kubebuilder-demo is normalised so that only real differences remain:
 #   - the module path and project name (kubebuilder-demo -> operator-demo);
-#   - the multigroup moves: api/v1 -> api/zhhnzw/v1 (and v2),
+#   - the multigroup moves: api/v1 -> api/zhhnzw/v1 (and v2; v2's apply
+#     configurations, api/v2/applyconfiguration/api/v2 ->
+#     api/zhhnzw/v2/applyconfiguration/zhhnzw/v2),
 #     internal/controller -> internal/controller/zhhnzw (package zhhnzw),
 #     internal/webhook/v2 -> internal/webhook/zhhnzw/v2,
 #     config/rbac/custompod_* -> config/rbac/zhhnzw_custompod_*,
@@ -59,6 +61,7 @@ edit "$norm/config/rbac/kustomization.yaml" 's/^- custompod_/- zhhnzw_custompod_
 # The module path and project name, in every text file.
 grep -rlI -e kubebuilder-demo -e 'k8s-demo/kubebuilder-demo' "$norm" | while read -r f; do
   edit "$f" \
+    -e 's#k8s-demo/kubebuilder-demo/api/v\([0-9]\)/applyconfiguration/api/v\1"#k8s-demo/operator-demo/api/zhhnzw/v\1/applyconfiguration/zhhnzw/v\1"#g' \
     -e 's#k8s-demo/kubebuilder-demo/api/v\([0-9]\)"#k8s-demo/operator-demo/api/zhhnzw/v\1"#g' \
     -e 's#k8s-demo/kubebuilder-demo/internal/controller"#k8s-demo/operator-demo/internal/controller/zhhnzw"#g' \
     -e 's#k8s-demo/kubebuilder-demo/internal/webhook/v2"#k8s-demo/operator-demo/internal/webhook/zhhnzw/v2"#g' \

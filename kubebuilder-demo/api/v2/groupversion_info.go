@@ -16,6 +16,7 @@ limitations under the License.
 
 // Package v2 contains API Schema definitions for the zhhnzw v2 API group.
 // +kubebuilder:object:generate=true
+// +kubebuilder:ac:generate=true
 // +groupName=zhhnzw.mock.com
 package v2
 

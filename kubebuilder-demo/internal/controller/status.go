@@ -25,9 +25,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	zhhnzwv2 "example.com/k8s-demo/kubebuilder-demo/api/v2"
+	zhhnzwv2ac "example.com/k8s-demo/kubebuilder-demo/api/v2/applyconfiguration/api/v2"
 )
 
 const (
@@ -45,7 +47,9 @@ const (
 
 // updateStatus writes replicas, readyReplicas, podNames and the Ready
 // condition, and only when they changed, so that a reconcile with nothing to
-// do writes nothing.
+// do writes nothing. It writes them by server-side apply, as their field
+// manager: the apply names only these fields, so whatever another manager
+// owns in the status (a condition of another type) is left as it is.
 func (r *CustomPodReconciler) updateStatus(ctx context.Context, cp *zhhnzwv2.CustomPod, desired int32,
 	pods []corev1.Pod, scaleErr error) error {
 	names := make([]string, 0, len(pods))
@@ -75,19 +79,37 @@ func (r *CustomPodReconciler) updateStatus(ctx context.Context, cp *zhhnzwv2.Cus
 	case readyPods != desired:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonPodsNotReady
 	}
+	// SetStatusCondition keeps lastTransitionTime while the status stays.
 	meta.SetStatusCondition(&status.Conditions, ready)
 
-	// Semantic equality treats a nil and an empty podNames alike.
+	// Semantic equality treats a nil and an empty podNames alike. An apply
+	// that changes nothing is still a request: skip it.
 	if equality.Semantic.DeepEqual(&cp.Status, status) {
 		return nil
 	}
-	// A merge patch rather than an update: this controller is the only writer
-	// of the status, so there is no need to fail on a stale resourceVersion.
-	patch := client.MergeFrom(cp.DeepCopy())
-	cp.Status = *status
-	if err := r.Status().Patch(ctx, cp, patch, client.FieldOwner(ControllerName)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("updating status: %w", err)
+	ready = *meta.FindStatusCondition(status.Conditions, ConditionReady)
+	ac := zhhnzwv2ac.CustomPod(cp.Name, cp.Namespace).
+		WithStatus(zhhnzwv2ac.CustomPodStatus().
+			WithReplicas(status.Replicas).
+			WithReadyReplicas(status.ReadyReplicas).
+			WithPodNames(names...).
+			WithConditions(metav1ac.Condition().
+				WithType(ready.Type).
+				WithStatus(ready.Status).
+				WithReason(ready.Reason).
+				WithMessage(ready.Message).
+				WithObservedGeneration(ready.ObservedGeneration).
+				WithLastTransitionTime(ready.LastTransitionTime)))
+	// ForceOwnership: these fields are this controller's to say, from the
+	// pods it counts. Should another manager have set one of them (kubectl
+	// edit --subresource=status, or this controller's own merge patches
+	// before it applied), the apply takes the field over rather than fail
+	// with a conflict that every retry would hit again.
+	err := r.Status().Apply(ctx, ac, client.FieldOwner(ControllerName), client.ForceOwnership)
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("applying status: %w", err)
 	}
+	cp.Status = *status
 	return nil
 }
 

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,7 @@ import (
 
 	zhhnzwv1 "example.com/k8s-demo/operator-demo/api/zhhnzw/v1"
 	zhhnzwv2 "example.com/k8s-demo/operator-demo/api/zhhnzw/v2"
+	zhhnzwv2ac "example.com/k8s-demo/operator-demo/api/zhhnzw/v2/applyconfiguration/zhhnzw/v2"
 )
 
 var _ = Describe("CustomPod Controller", func() {
@@ -341,6 +343,70 @@ var _ = Describe("CustomPod Controller", func() {
 		})
 	})
 
+	Context("When another field manager applies to the status too", func() {
+		// auditor is a second writer of the status, as a policy engine or a
+		// person with kubectl apply --server-side --subresource=status would be.
+		const auditor = "test-auditor"
+
+		It("should share the status without conflict, and conflict over a field the controller owns until forced", func() {
+			key := types.NamespacedName{Name: "shared", Namespace: newNamespace(ctx)}
+			Expect(k8sClient.Create(ctx, &zhhnzwv2.CustomPod{
+				ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
+				Spec:       zhhnzwv2.CustomPodSpec{Replicas: ptr.To[int32](1), Template: busybox},
+			})).To(Succeed())
+			expectPodCount(key, 1)
+			expectReadiness(key, 1, 0, metav1.ConditionFalse, ReasonPodsNotReady, "0 of 1 pods ready")
+
+			By("the auditor applying a condition of its own type: a field no one else owns")
+			// An apply states all that its manager wants set: fields it
+			// owned and leaves out are removed. So each of the auditor's
+			// applies below carries its condition.
+			checked := metav1.Now()
+			audited := func() *zhhnzwv2ac.CustomPodApplyConfiguration {
+				return zhhnzwv2ac.CustomPod(key.Name, key.Namespace).
+					WithStatus(zhhnzwv2ac.CustomPodStatus().WithConditions(metav1ac.Condition().
+						WithType("Audited").WithStatus(metav1.ConditionTrue).WithReason("Checked").
+						WithMessage("checked by the test").WithLastTransitionTime(checked)))
+			}
+			Expect(k8sClient.Status().Apply(ctx, audited(), client.FieldOwner(auditor))).To(Succeed())
+
+			By("the controller's next apply changing its own fields and leaving the auditor's condition")
+			setPodReady(&activePods(key)[0], corev1.ConditionTrue)
+			expectReadiness(key, 1, 1, metav1.ConditionTrue, ReasonPodsReady, "1 of 1 pods ready")
+			cp := getCustomPod(key)
+			Expect(meta.FindStatusCondition(cp.Status.Conditions, "Audited")).NotTo(BeNil())
+			Expect(statusFields(&cp, auditor)).To(ContainSubstring(`k:{\"type\":\"Audited\"}`))
+			Expect(statusFields(&cp, auditor)).NotTo(ContainSubstring("f:readyReplicas"))
+			Expect(statusFields(&cp, ControllerName)).To(And(
+				ContainSubstring("f:readyReplicas"), ContainSubstring(`k:{\"type\":\"Ready\"}`),
+				Not(ContainSubstring(`k:{\"type\":\"Audited\"}`))))
+
+			By("the auditor applying readyReplicas, which the controller owns, without forcing: a conflict")
+			overcount := audited()
+			overcount.Status.WithReadyReplicas(7)
+			err := k8sClient.Status().Apply(ctx, overcount, client.FieldOwner(auditor))
+			Expect(errors.IsConflict(err)).To(BeTrue(), "want a 409 Conflict, got %v", err)
+			Expect(err).To(MatchError(`Apply failed with 1 conflict: conflict with "` + ControllerName +
+				`" with subresource "status": .status.readyReplicas`))
+			AddReportEntry("conflict", err.Error())
+			Expect(getCustomPod(key).Status.ReadyReplicas).To(Equal(int32(1)))
+
+			By("the auditor forcing: it takes readyReplicas over, and its value is written")
+			Expect(k8sClient.Status().Apply(ctx, overcount, client.FieldOwner(auditor), client.ForceOwnership)).To(Succeed())
+			// Apply decodes the API server's answer into the apply configuration.
+			Expect(*overcount.Status.ReadyReplicas).To(Equal(int32(7)))
+
+			By("the controller, which forces too, counting the pods again and taking readyReplicas back")
+			Eventually(func(g Gomega) {
+				cp := getCustomPod(key)
+				g.Expect(cp.Status.ReadyReplicas).To(Equal(int32(1)))
+				g.Expect(statusFields(&cp, ControllerName)).To(ContainSubstring("f:readyReplicas"))
+				g.Expect(statusFields(&cp, auditor)).NotTo(ContainSubstring("f:readyReplicas"))
+				g.Expect(meta.FindStatusCondition(cp.Status.Conditions, "Audited")).NotTo(BeNil())
+			}).Should(Succeed())
+		})
+	})
+
 	Context("When a reconcile creates and deletes pods", func() {
 		It("should record one event naming the pods created, and one naming those deleted", func() {
 			recorder := events.NewFakeRecorder(10)
@@ -547,6 +613,19 @@ func managers(obj client.Object) []string {
 		out = append(out, m.Manager+" "+m.Subresource)
 	}
 	return out
+}
+
+// statusFields returns the fields manager owns in obj's status by apply: the
+// fieldsV1 of its Apply entry for the status subresource in managedFields, or
+// "" if it has none.
+func statusFields(obj client.Object, manager string) string {
+	for _, m := range obj.GetManagedFields() {
+		if m.Manager == manager && m.Operation == metav1.ManagedFieldsOperationApply &&
+			m.Subresource == "status" && m.FieldsV1 != nil {
+			return string(m.FieldsV1.Raw)
+		}
+	}
+	return ""
 }
 
 func podNames(pods []corev1.Pod) []string {
