@@ -32,10 +32,16 @@ type PodBuggerToolSpec struct {
 	// a label, with matchLabels or an In or Exists expression: an empty
 	// selector, or one of NotIn and DoesNotExist alone, matches every pod
 	// that lacks the labels it names, so nearly every pod in the namespace.
+	//
+	// It is immutable, as a Deployment's selector is: an ephemeral container
+	// can never be removed from a pod, so a changed selector would leave
+	// debuggers in pods it no longer names. To debug other pods, make another
+	// PodBuggerTool.
+	// +k8s:immutable
 	// +kubebuilder:validation:XValidation:rule="(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && self.matchExpressions.exists(e, e.operator in ['In', 'Exists']))",message="the selector must require a label (matchLabels, or a matchExpressions entry with In or Exists): without one it matches every pod that lacks the labels it names"
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="a matchExpressions operator must be In, NotIn, Exists or DoesNotExist"
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? has(e.values) && size(e.values) > 0 : !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",message="In and NotIn need values; Exists and DoesNotExist take none"
-	// +required
+	// +k8s:required
 	Selector metav1.LabelSelector `json:"selector"`
 
 	// image is the debugger's container image, run as an ephemeral container
