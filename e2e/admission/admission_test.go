@@ -15,7 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
 )
 
@@ -92,7 +91,7 @@ func TestInvalidManifestsAreRefusedAtAdmission(t *testing.T) {
 			h := harness.New(t)
 			for _, f := range schema.files {
 				h.KubectlIn(h.Path(), "apply", "-f", f)
-				h.KubectlIn(h.Path(), "wait", cluster.WaitEstablished, "-f", f)
+				h.WaitEstablished(h.Path(), "-f", f)
 			}
 			for _, f := range schema.valid {
 				h.KubectlIn(h.Path(), "apply", "--dry-run=server", "-f", f)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
 )
 
@@ -22,7 +21,7 @@ func TestCustomPodFieldSelectors(t *testing.T) {
 			h := harness.New(t)
 			for _, f := range schema.files {
 				h.KubectlIn(h.Path(), "apply", "-f", f)
-				h.KubectlIn(h.Path(), "wait", cluster.WaitEstablished, "-f", f)
+				h.WaitEstablished(h.Path(), "-f", f)
 			}
 			// v2, the version stored: no conversion webhook is needed to
 			// write or list them.

@@ -10,7 +10,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
 )
 
@@ -52,7 +51,7 @@ func TestPodBuggerToolSelectorImmutable(t *testing.T) {
 	h := harness.New(t)
 	const crd = "operator-demo/config/crd/bases/debug.mock.com_podbuggertools.yaml"
 	h.KubectlIn(h.Path(), "apply", "-f", crd)
-	h.KubectlIn(h.Path(), "wait", cluster.WaitEstablished, "-f", crd)
+	h.WaitEstablished(h.Path(), "-f", crd)
 	h.KubectlIn(h.Path(), "apply", "-f", "operator-demo/config/samples/debug_v1alpha1_podbuggertool.yaml")
 
 	if out, err := h.KubectlErr("patch", "podbuggertool", "podbuggertool-sample", "--type=merge",
@@ -113,7 +112,7 @@ func TestCustomPodRatcheting(t *testing.T) {
 	applyCRD := func(content string) {
 		f := writeFile(t, h, "crd.yaml", content)
 		h.Kubectl("apply", "-f", f)
-		h.Kubectl("wait", cluster.WaitEstablished, "-f", f)
+		h.WaitEstablished("", "-f", f)
 	}
 	t.Cleanup(func() {
 		_, _ = h.KubectlErr("delete", "--ignore-not-found", "crd", "ratchetpods.ratchet.zhhnzw.mock.com")
@@ -161,7 +160,7 @@ func TestCustomPodDefaultTeamPolicy(t *testing.T) {
 	const policy = "operator-demo/config/policy/custompod_default_team.yaml"
 	crd := "kubebuilder-demo/config/crd/bases/zhhnzw.mock.com_custompods.yaml"
 	h.KubectlIn(h.Path(), "apply", "-f", crd)
-	h.KubectlIn(h.Path(), "wait", cluster.WaitEstablished, "-f", crd)
+	h.WaitEstablished(h.Path(), "-f", crd)
 	h.KubectlIn(h.Path(), "apply", "-f", policy)
 	t.Cleanup(func() { _, _ = h.KubectlErr("delete", "--ignore-not-found", "-f", h.Path(policy)) })
 	h.Kubectl("label", "namespace", h.Namespace, "mock.com/team=blue")

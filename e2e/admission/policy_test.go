@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
 )
 
@@ -21,7 +20,7 @@ func TestVpcAllowedCIDRsPolicy(t *testing.T) {
 	const policy = "operator-demo/config/policy/vpc_allowed_cidrs.yaml"
 	crd := "operator-demo/config/crd/bases/network.mock.com_vpcs.yaml"
 	h.KubectlIn(h.Path(), "apply", "-f", crd)
-	h.KubectlIn(h.Path(), "wait", cluster.WaitEstablished, "-f", crd)
+	h.WaitEstablished(h.Path(), "-f", crd)
 	h.KubectlIn(h.Path(), "apply", "-f", policy)
 	t.Cleanup(func() { _, _ = h.KubectlErr("delete", "--ignore-not-found", "-f", h.Path(policy)) })
 

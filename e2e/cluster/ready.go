@@ -144,7 +144,8 @@ func nodeReady(n *corev1.Node) bool {
 }
 
 // WaitEstablished is `kubectl wait`'s argument for a CRD the API server
-// serves. Not --for=condition=Established: kubectl fails at once, instead of
-// waiting, while a new CRD's .status.conditions is still null
-// (kubernetes/kubernetes#66439); a JSONPath wait keeps waiting.
+// serves. kubectl 1.37 fails at once, instead of waiting, while a new CRD's
+// .status.conditions is still null, with --for=condition=Established
+// (kubernetes/kubernetes#66439) and with this JSONPath alike ("<nil> is not
+// array or slice"): harness.H.WaitEstablished tries that answer again.
 const WaitEstablished = `--for=jsonpath={.status.conditions[?(@.type=="Established")].status}=True`

@@ -8,7 +8,6 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
 
-	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
 )
 
@@ -18,7 +17,7 @@ import (
 func TestGVK(t *testing.T) {
 	h := harness.New(t)
 	h.KubectlIn(h.Path("crd-demo"), "apply", "-f", "crd/network.yaml")
-	h.Kubectl("wait", cluster.WaitEstablished, "crd/networks.samplecrd.k8s.io", "--timeout=60s")
+	h.WaitEstablished("", "crd/networks.samplecrd.k8s.io")
 
 	// +docs:begin discovery
 	// Discovery: what the API server serves. One request per group version,

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"example.com/k8s-demo/e2e/cluster"
 )
 
 // H is one test's view of the cluster: its own namespace, a kubeconfig whose
@@ -183,6 +185,28 @@ func (h *H) KubectlIn(dir string, args ...string) string {
 		h.Fatal(err)
 	}
 	return out
+}
+
+// WaitEstablished waits until the API server serves the CRDs the kubectl
+// arguments name (from dir, for relative paths: "-f", FILE or "crd/NAME").
+// kubectl 1.37's wait fails at once, rather than waiting, when it reads a new
+// CRD whose .status.conditions is still null ("<nil> is not array or slice
+// and cannot be filtered"): that answer is tried again, any other fails the
+// test.
+func (h *H) WaitEstablished(dir string, what ...string) {
+	h.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		args := append([]string{"wait", cluster.WaitEstablished, "--timeout=60s"}, what...)
+		out, err := h.Command(dir, filepath.Join(h.Env.BinDir, "kubectl"), args...)
+		if err == nil {
+			return
+		}
+		if !strings.Contains(out, "is not array or slice") || time.Now().After(deadline) {
+			h.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // EnforceRestricted makes the test's namespace enforce the "restricted" Pod

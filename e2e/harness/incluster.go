@@ -209,7 +209,7 @@ func (h *H) Deploy(spec DeploySpec) *Deployed {
 		h.Fatal(err)
 	}
 	// The CRDs `make deploy` created are served once Established.
-	h.Kubectl("wait", cluster.WaitEstablished, "--timeout=60s", "crd", "--all")
+	h.WaitEstablished("", "crd", "--all")
 	return d
 }
 

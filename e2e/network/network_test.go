@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
 )
 
@@ -69,7 +68,7 @@ func TestNetworkWalkthrough(t *testing.T) {
 			MakeArgs: []string{"BACKEND_URL=" + backendURL}})
 	} else {
 		h.KubectlIn(dir, "apply", "-f", "crd/network.yaml")
-		h.Kubectl("wait", cluster.WaitEstablished, "--timeout=60s", "crd/networks.samplecrd.k8s.io")
+		h.WaitEstablished("", "crd/networks.samplecrd.k8s.io")
 		h.KubectlIn(dir, "apply", "-f", "config/rbac/network-controller.yaml")
 		kubeconfig := h.KubeconfigAs("controller", "crd-demo-network-controller")
 		ctrl = h.Start(harness.ProcessSpec{Name: "network-controller", Path: h.Build("crd-demo", ".", "network-controller"),

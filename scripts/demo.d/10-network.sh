@@ -7,7 +7,9 @@ say "Build the controller and the network backend that stands in for OpenStack N
 run "the binaries to build" make -s build
 say "The articles' first step: register the Network type with the API server."
 run "the CRD to be created" kubectl apply -f crd/network.yaml
-run "the API server to serve networks" kubectl wait --for=jsonpath='{.status.conditions[?(@.type=="Established")].status}'=True crd/networks.samplecrd.k8s.io --timeout=60s
+# Retried: kubectl 1.37's wait fails at once, rather than waiting, on a CRD
+# so new that its .status.conditions is still null.
+wait_for "the API server to serve networks" 60 kubectl wait --for=jsonpath='{.status.conditions[?(@.type=="Established")].status}'=True crd/networks.samplecrd.k8s.io --timeout=5s
 say "Run the backend and the controller, as in two more terminals."
 rm -f "$logs/network-backend.json"
 background network-backend bin/network-backend --listen 127.0.0.1:18090 --state-file "$logs/network-backend.json"

@@ -77,7 +77,9 @@ custompod_wait() {
 chapter "CustomPod with raw client-go (crd-demo)"
 cd "$ROOT/crd-demo" || exit 1
 run "the CRD to be created" kubectl apply -f crd/custompod.yaml
-run "the API server to serve custompods" kubectl wait --for=jsonpath='{.status.conditions[?(@.type=="Established")].status}'=True crd/custompods.zhhnzw.mock.com --timeout=60s
+# Retried: kubectl 1.37's wait fails at once, rather than waiting, on a CRD
+# so new that its .status.conditions is still null.
+wait_for "the API server to serve custompods" 60 kubectl wait --for=jsonpath='{.status.conditions[?(@.type=="Established")].status}'=True crd/custompods.zhhnzw.mock.com --timeout=5s
 say "custompod-controller --conversion-port 9443 also serves the conversion webhook (v1 <-> v2), with a self-signed certificate, and points the CRD at it."
 custompod_walkthrough demo-client-go example/example-custompod.yaml example/example-custompod-v2.yaml bin/custompod-controller --conversion-port 9443
 
