@@ -17,6 +17,7 @@ import (
 func TestGVK(t *testing.T) {
 	h := harness.New(t)
 	h.KubectlIn(h.Path("crd-demo"), "apply", "-f", "crd/network.yaml")
+	// The API server serves a new CRD's resource once it is Established.
 	h.WaitEstablished("", "crd/networks.samplecrd.k8s.io")
 
 	// +docs:begin discovery

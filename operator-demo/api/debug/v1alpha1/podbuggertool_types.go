@@ -37,7 +37,7 @@ type PodBuggerToolSpec struct {
 	// can never be removed from a pod, so a changed selector would leave
 	// debuggers in pods it no longer names. To debug other pods, make another
 	// PodBuggerTool.
-	// +k8s:immutable
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="field is immutable"
 	// +kubebuilder:validation:XValidation:rule="(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && self.matchExpressions.exists(e, e.operator in ['In', 'Exists']))",message="the selector must require a label (matchLabels, or a matchExpressions entry with In or Exists): without one it matches every pod that lacks the labels it names"
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="a matchExpressions operator must be In, NotIn, Exists or DoesNotExist"
 	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? has(e.values) && size(e.values) > 0 : !(e.operator in ['Exists', 'DoesNotExist']) || !has(e.values) || size(e.values) == 0)",message="In and NotIn need values; Exists and DoesNotExist take none"
