@@ -94,7 +94,10 @@ func (k *kwok) Up(ctx context.Context) error {
 		// no-op for the ones still running, and starts the others on the
 		// ports the cluster's configuration names.
 		progress(k.o.Log, start, "kwok cluster %q exists: making sure it runs", k.o.Name)
-		if _, err := k.kwokctl(ctx, "start", "cluster", "--name", k.o.Name); err != nil {
+		if _, err := k.kwokctl(ctx, "start", "cluster", "--name", k.o.Name, "--wait", "2m"); err != nil {
+			return fmt.Errorf("%w\n%s", err, k.components())
+		}
+		if err := k.stayUp(ctx, minUp); err != nil {
 			return err
 		}
 	} else {
@@ -238,6 +241,33 @@ func (k *kwok) pids() map[string]int {
 		}
 	}
 	return pids
+}
+
+// minUp is how long the components of a cluster started again must keep
+// running before Up counts them as up (Deployments' minReadySeconds, for
+// processes). The API server answers first; kwok-controller binds its port
+// only once it has listed the nodes, about a second later.
+const minUp = 5 * time.Second
+
+// stayUp fails, naming the component and the end of its log, if one of the
+// cluster's processes exits within d: one that could not bind its port, still
+// held by a process `kwokctl stop` signalled but did not wait for, would
+// otherwise leave a cluster that half works.
+func (k *kwok) stayUp(ctx context.Context, d time.Duration) error {
+	pids := k.pids()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		for name, pid := range pids {
+			if syscall.Kill(pid, 0) != nil {
+				return fmt.Errorf("kwok cluster %q: %s did not start; %s", k.o.Name, name, k.components())
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // waitForExit waits until none of the processes is alive.

@@ -106,8 +106,15 @@ func TestKwokClustersStartedTogether(t *testing.T) {
 	}
 
 	// Stopped and started again, the first listens on the same ports.
+	// `kwokctl stop` signals the processes and returns; they take a second
+	// or two to let go of their ports, and a user types the next command
+	// later than that.
 	k := clusters[0]
+	stopped := k.pids()
 	if _, err := k.kwokctl(ctx, "stop", "cluster", "--name", k.o.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitForExit(ctx, stopped, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if err := k.Up(ctx); err != nil {
@@ -116,6 +123,42 @@ func TestKwokClustersStartedTogether(t *testing.T) {
 	if again := listensWhereConfigured(t, k); !slices.Equal(again, ports[0]) {
 		t.Errorf("%s, started again, listens on %v; it was created on %v", k.o.Name, again, ports[0])
 	}
+
+	// Started while another process holds one of its ports, the component
+	// that needs it exits, and Up says which, not "ready".
+	k = clusters[1]
+	stopped = k.pids()
+	if _, err := k.kwokctl(ctx, "stop", "cluster", "--name", k.o.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitForExit(ctx, stopped, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", fmt.Sprintf(":%d", configuredPort(t, k, "kwokControllerPort")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	err = k.Up(ctx)
+	if err == nil || !strings.Contains(err.Error(), "kwok-controller did not start") || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("Up with kwok-controller's port taken: want an error naming kwok-controller and the port in use, got %v", err)
+	}
+}
+
+// configuredPort returns one port option of k's saved configuration.
+func configuredPort(t *testing.T, k *kwok, option string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(k.clusterDir(), "kwok.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), option+":"); ok {
+			return atoi(strings.TrimSpace(v))
+		}
+	}
+	t.Fatalf("%s's kwok.yaml has no %s", k.o.Name, option)
+	return 0
 }
 
 // listensWhereConfigured fails the test unless the ports k's components
