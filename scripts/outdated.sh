@@ -21,6 +21,7 @@ pins=(
   "CONTROLLER_RUNTIME_VERSION|sigs.k8s.io/controller-runtime"
   "CONTROLLER_TOOLS_VERSION|sigs.k8s.io/controller-tools"
   "KUBEBUILDER_VERSION|sigs.k8s.io/kubebuilder/v4"
+  "HELM_VERSION|helm.sh/helm/v4"
   "KUSTOMIZE_VERSION|sigs.k8s.io/kustomize/kustomize/v5"
   "ETCD_VERSION|go.etcd.io/etcd/server/v3"
   "KWOK_VERSION|sigs.k8s.io/kwok"

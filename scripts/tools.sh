@@ -48,6 +48,9 @@ tools=(
   # Not in tools/go.mod: kubebuilder's own k8s.io/* requirements would move
   # those that the server binaries build with.
   "kubebuilder|$KUBEBUILDER_VERSION|sigs.k8s.io/kubebuilder/v4@$KUBEBUILDER_VERSION|"
+  # The scaffolds' charts (dist/chart): make verify lints and renders them,
+  # CI's kind part installs them. Its module stamps only the minor version.
+  "helm|$HELM_VERSION|helm.sh/helm/v4/cmd/helm@$HELM_VERSION|-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION"
   # The repository's own: the scaffolds' `make run` serves their webhooks with it.
   "localwebhook|$K8S_LIBS_VERSION-$(src_hash localwebhook)|example.com/k8s-demo/tools/localwebhook|"
 )
@@ -127,9 +130,9 @@ build_group() {
   printf '  %s: built in %s\n' "${names[*]}" "$(fmt_secs $((SECONDS - start)))"
 }
 
-# build_module NAME VERSION SPEC: a tool outside tools/go.mod.
+# build_module NAME VERSION SPEC [LDFLAGS]: a tool outside tools/go.mod.
 build_module() {
-  local name=$1 version=$2 pkg=$3 start=$SECONDS rc=0
+  local name=$1 version=$2 pkg=$3 ldflags=${4:-} start=$SECONDS rc=0
   printf '  %-24s %-9s building...\n' "$name" "$version"
   heartbeat "$name"
   if [[ $pkg == main:* || $pkg == wrap:* ]]; then
@@ -154,7 +157,7 @@ build_module() {
   else
     # A tool that is not in tools/go.mod (it would drag its own dependency
     # versions into the others): `go install pkg@version`, straight from the proxy.
-    (cd "$root" && GOWORK=off GOBIN="$bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$pkg") || rc=$?
+    (cd "$root" && GOWORK=off GOBIN="$bin" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w $ldflags" "$pkg") || rc=$?
   fi
   kill "$beat" 2>/dev/null; wait "$beat" 2>/dev/null || true
   if [ $rc -ne 0 ]; then
@@ -214,6 +217,6 @@ done
 for t in "${todo[@]}"; do
   IFS='|' read -r name version pkg ldflags <<<"$t"
   [[ $pkg == *@* ]] || continue
-  build_module "$name" "$version" "$pkg"
+  build_module "$name" "$version" "$pkg" "$ldflags"
 done
 echo "tools: done in $(fmt_secs $((SECONDS - total_start)))"

@@ -38,6 +38,8 @@ for m in $(modules); do
     # neither may the installer, dist/install.yaml, with the default image.
     targets="manifests generate build-installer"
     has_target "$ROOT/$m" bundle && targets+=" bundle"
+    # The Helm chart (dist/chart), from the installer: helm lint and helm template.
+    has_target "$ROOT/$m" chart && targets+=" chart"
     echo ">> $m: make $targets changes nothing"
     # The scaffolds' boilerplate says YEAR, which `make generate` replaces
     # with the current year: give it the year the committed files carry, so

@@ -565,7 +565,7 @@ func TestPodBuggerToolNeedsDebugRights(t *testing.T) {
 	// the policy answers before the webhook is asked.
 	// make deploy prefixes the policy's and its binding's names
 	// (operator-demo-...); applied alone, they have none.
-	refusedBy("the policy", "podbuggertool-needs-debug-rights.debug.mock.com' denied request:")
+	refusedBy("the policy", "podbuggertool-needs-debug-rights-binding.debug.mock.com' denied request:")
 
 	h.Kubectl("--kubeconfig", bob, "apply", "-f", sample)
 	waitForDebugger(h, "debug-me to get bob's debugger, restricted, and the PodBuggerTool to count it")

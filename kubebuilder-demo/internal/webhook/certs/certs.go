@@ -66,9 +66,10 @@ import (
 // created empty by config/default: the rotator fills it, it never creates it.
 // The roles are the rotator's own (roleName), not manager-role: a manager
 // whose certificate something else issues (cert-manager, OLM) needs neither,
-// and its manifests can leave them out.
-// +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-rotator,resources=secrets,resourceNames=kubebuilder-demo-webhook-server-cert,verbs=update
+// and its manifests can leave them out. The Role and the ClusterRole have
+// names of their own: a Helm chart keeps one object per name.
+// +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-secret,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=system,roleName=webhook-cert-secret,resources=secrets,resourceNames=kubebuilder-demo-webhook-server-cert,verbs=update
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,roleName=webhook-cert-rotator,resources=customresourcedefinitions,resourceNames=custompods.zhhnzw.mock.com,verbs=update
 
