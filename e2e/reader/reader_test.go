@@ -124,17 +124,19 @@ func downloadModules(t *testing.T, root string) {
 	}
 }
 
-// scaffoldModules fills the module cache with what chapter 3's step 1 (the
-// kubebuilder CLI's init and create api, and the controller-gen it installs)
-// downloads, by running those commands once in a scratch directory.
+// scaffoldModules fills the module cache with what chapter 3's project
+// downloads (the kubebuilder CLI's init and create api, the controller-gen
+// they install, and the kustomize its make install builds), by running those
+// commands once in a scratch directory.
 func scaffoldModules(t *testing.T, root string) {
 	dir := t.TempDir()
 	kubebuilder := filepath.Join(root, "bin", "kubebuilder")
 	for _, args := range [][]string{
-		{"init", "--domain", "mock.com", "--repo", "example.com/k8s-demo/kubebuilder-demo"},
-		{"create", "api", "--group", "zhhnzw", "--version", "v1", "--kind", "CustomPod", "--resource", "--controller"},
+		{kubebuilder, "init", "--domain", "mock.com", "--repo", "example.com/k8s-demo/kubebuilder-demo"},
+		{kubebuilder, "create", "api", "--group", "zhhnzw", "--version", "v1", "--kind", "CustomPod", "--resource", "--controller"},
+		{"make", "kustomize"},
 	} {
-		cmd := exec.Command(kubebuilder, args...)
+		cmd := exec.Command(args[0], args[1:]...)
 		// Not the repository's make variables (make test's LOCALBIN would
 		// be the scaffold's too): the scaffold's Makefile installs
 		// controller-gen into its own bin/, as for a reader.
@@ -143,10 +145,10 @@ func scaffoldModules(t *testing.T, root string) {
 		})
 		cmd.Dir, cmd.Env = dir, append(env, "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("kubebuilder %s (to fill the module cache; run make tools first): %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("%s (to fill the module cache; run make tools first): %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	t.Logf("%s: the module cache holds what kubebuilder init and create api download", at())
+	t.Logf("%s: the module cache holds what kubebuilder init, create api and make kustomize download", at())
 }
 
 // offlineGoproxy is GOPROXY for a reader in a network of its own: the
@@ -373,6 +375,23 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 	ctx := t.Context()
 	for i, s := range steps {
 		where := s.Where(rel, i+1)
+		if s.File != "" {
+			// As an editor saves it: the listing's text, into the file the
+			// text names, under the terminal's directory.
+			dir, err := terms.Dir(s.Terminal)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			path := filepath.Join(dir, s.File)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			if err := os.WriteFile(path, []byte(strings.Join(s.Content, "\n")+"\n"), 0o644); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			t.Logf("%s: saved %d lines as %s", where, len(s.Content), path)
+			continue
+		}
 		if s.Commands == nil {
 			for _, n := range s.Interrupt {
 				if err := terms.Interrupt(ctx, n); err != nil {

@@ -12,6 +12,10 @@
 //     of its own.
 //   - A paragraph that says "Ctrl-C" presses it in each terminal it names
 //     ("first", "second", ...), in that order, and waits for the prompt.
+//   - A block of another language (go, yaml, ...) whose lead-in says "save
+//     it as `PATH`" is a file the reader writes, as an editor would save it:
+//     its text goes into PATH, relative to the directory the lead-in's
+//     terminal is in (the first, or the one it names).
 //
 // A block with no language right after a typed block, with no text between
 // them, is what that block prints: the runner checks it (Shown).
@@ -48,7 +52,11 @@ type Step struct {
 	Commands []string
 	// Interrupt lists the terminals that get Ctrl-C, in order.
 	Interrupt []int
-	Check     Check
+	// File is the path a listing is saved as (relative to the terminal's
+	// directory), and Content its text, a line each; "" for other steps.
+	File    string
+	Content []string
+	Check   Check
 	// Shown is the output the text shows for the block, if it shows any.
 	Shown *Shown
 }
@@ -72,6 +80,7 @@ var (
 	ordinalRe   = regexp.MustCompile(`(?i)\b(first|second|third|fourth)\b`)
 	terminalRe  = regexp.MustCompile(`(?i)(?:^|[.:;!?]\s+)(?:back\s+)?in\s+(?:a|the)\s+(first|second|third|fourth)\s+terminal\b`)
 	skipRe      = regexp.MustCompile(`(?i)\b(optional|not run here)\b`)
+	saveRe      = regexp.MustCompile("(?i)\\bsave (?:it|this) as `([^`\\s]+)`")
 	ctrlCRe     = regexp.MustCompile(`\bCtrl-C\b`)
 	headingRe   = regexp.MustCompile(`^#{1,6}\s`)
 	checkWordRe = regexp.MustCompile(`^check(\s|$)`)
@@ -140,7 +149,21 @@ func ReaderSteps(d *docs.Doc) ([]Step, []Skipped, error) {
 				continue
 			}
 			typed = -1
-			if (b.Lang() != "sh" && b.Lang() != "bash") || strings.HasPrefix(b.Directive, "excerpt:") {
+			if b.Lang() != "sh" && b.Lang() != "bash" && b.Lang() != "" {
+				if m := saveRe.FindStringSubmatch(leadIn); m != nil {
+					if skip := skipRe.FindString(leadIn); skip != "" {
+						skipped = append(skipped, Skipped{Line: b.Fence + 1, Reason: skip})
+						continue
+					}
+					s := Step{Line: b.Fence + 1, Terminal: 1, File: m[1], Content: b.Content}
+					if t := terminalRe.FindStringSubmatch(leadIn); t != nil {
+						s.Terminal = ordinal(t[1])
+					}
+					steps = append(steps, s)
+				}
+				continue
+			}
+			if b.Lang() != "sh" && b.Lang() != "bash" || strings.HasPrefix(b.Directive, "excerpt:") {
 				continue
 			}
 			if m := skipRe.FindString(leadIn); m != "" {
@@ -230,6 +253,9 @@ func parseCheck(directive string) (Check, error) {
 // Where names a step for a message: the file and line, the step's number
 // and its terminal.
 func (s Step) Where(path string, n int) string {
+	if s.File != "" {
+		return fmt.Sprintf("%s:%d, step %d (%s, saved from the %s terminal)", path, s.Line, n, s.File, ordinals[s.Terminal-1])
+	}
 	if s.Commands == nil {
 		return fmt.Sprintf("%s:%d, step %d (Ctrl-C)", path, s.Line, n)
 	}

@@ -182,3 +182,33 @@ func TestReaderStepsRefuse(t *testing.T) {
 		}
 	}
 }
+
+// TestSavedListings: a listing whose lead-in says "save it as `PATH`" is a
+// file the reader writes, from the terminal the lead-in names; any other
+// listing, and one the text says not to type, is only read.
+func TestSavedListings(t *testing.T) {
+	md := "Replace the types; save it as `api/v1/types.go`:\n\n" +
+		"<!-- excerpt: kubebuilder-demo/api/v1/custompod_types.go -->\n```go\npackage v1\n\n// A comment.\n```\n\n" +
+		"Only to read:\n\n```go\npackage v2\n```\n\n" +
+		"In the second terminal, save this as `config/x.yaml`:\n\n```yaml\na: 1\n```\n\n" +
+		"Not run here; save it as `other.go`:\n\n```go\npackage other\n```\n"
+	steps, skipped, err := parse(t, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 2 {
+		t.Fatalf("want 2 steps (the two files saved), got %+v", steps)
+	}
+	if s := steps[0]; s.File != "api/v1/types.go" || s.Terminal != 1 || !reflect.DeepEqual(s.Content, []string{"package v1", "", "// A comment."}) || s.Commands != nil {
+		t.Errorf("first listing: got %+v", s)
+	}
+	if s := steps[1]; s.File != "config/x.yaml" || s.Terminal != 2 || !reflect.DeepEqual(s.Content, []string{"a: 1"}) {
+		t.Errorf("second listing: got %+v", s)
+	}
+	if len(skipped) != 1 || skipped[0].Reason != "Not run here" {
+		t.Errorf("skipped: want the listing not run here, got %+v", skipped)
+	}
+	if w := steps[1].Where("t.md", 2); !strings.Contains(w, "config/x.yaml") {
+		t.Errorf("Where: %q does not name the file", w)
+	}
+}

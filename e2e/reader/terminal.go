@@ -157,6 +157,17 @@ func (t *Terminals) open(n int) (*terminal, error) {
 	return w, nil
 }
 
+// Dir is the directory terminal n's shell is in (opening it at the
+// repository root if it is not open): where a reader's editor saves a file
+// named by a relative path.
+func (t *Terminals) Dir(n int) (string, error) {
+	w, err := t.open(n)
+	if err != nil {
+		return "", err
+	}
+	return t.tmux("display-message", "-p", "-t", w.pane, "#{pane_current_path}")
+}
+
 func (t *Terminals) records(w *terminal) []Record {
 	b, _ := os.ReadFile(w.records)
 	var rs []Record
