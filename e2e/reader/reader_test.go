@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -72,6 +73,7 @@ func TestReader(t *testing.T) {
 	}
 	root := repoRoot(t)
 	began = time.Now()
+	startTimings(t, root)
 	network := OwnNetwork()
 	if network == nil {
 		t.Log("no network namespace here (Linux's unshare and ip): the passes run one after another")
@@ -370,7 +372,11 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 		if err := terms.EndChapter(); err != nil {
 			t.Error(err)
 		}
-		t.Logf("%s: %s ends, after %s", at(), rel, time.Since(started).Round(100*time.Millisecond))
+		took := time.Since(started)
+		t.Logf("%s: %s ends, after %s", at(), rel, took.Round(100*time.Millisecond))
+		if !t.Failed() {
+			recordTiming(t, chapter, took)
+		}
 	}()
 	ctx := t.Context()
 	for i, s := range steps {
@@ -461,4 +467,49 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 
 func indent(lines []string) string {
 	return fmt.Sprintf("  %s", strings.Join(lines, "\n  "))
+}
+
+// timings is the file the chapters' timings go into, for docs/README.md's
+// table (e2e/cmd/doctimes): "# commit C", then "PASS<tab>PAGE<tab>SECONDS".
+var timings struct {
+	sync.Mutex
+	path string
+}
+
+// startTimings starts .cache/reader-times.tsv with the commit the chapters
+// are read at (marked "+changes" when the tree has uncommitted ones).
+func startTimings(t *testing.T, root string) {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse: %v", err)
+	}
+	commit := strings.TrimSpace(string(out))
+	if st, _ := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); len(st) > 0 {
+		commit += "+changes"
+	}
+	timings.path = filepath.Join(root, ".cache", "reader-times.tsv")
+	if err := os.MkdirAll(filepath.Dir(timings.path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(timings.path, []byte("# commit "+commit+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recordTiming adds a chapter's time, under its pass (the test's second
+// name: bash, zsh, workshop).
+func recordTiming(t *testing.T, chapter string, took time.Duration) {
+	parts := strings.Split(t.Name(), "/")
+	if len(parts) < 2 || timings.path == "" {
+		return
+	}
+	timings.Lock()
+	defer timings.Unlock()
+	f, err := os.OpenFile(timings.path, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s\t%s\t%d\n", parts[1], strings.TrimSuffix(chapter, ".md"), int(took.Round(time.Second).Seconds()))
 }

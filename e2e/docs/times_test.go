@@ -1,0 +1,48 @@
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUpdateTimes: the reading time comes from the page's prose alone (its
+// code blocks and comments left out), the commands' time from the reader's
+// timings, rounded up to the minute; a page the reader does not type says
+// "–", and the note names the commit.
+func TestUpdateTimes(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, text string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 300 words of prose, and code that must not count.
+	write("docs/a.md", "# A\n\n"+strings.Repeat("word ", 299)+"\n\n```go\n"+strings.Repeat("code ", 500)+"\n```\n<!-- a comment of many words here -->\n")
+	write("docs/b.md", "# B\n\n"+strings.Repeat("word ", 151)+"\n")
+	write("docs/README.md", "# T\n\n| | chapter | what | reading | commands |\n|---|---|---|---|---|\n"+
+		"| 1 | [A](a.md) | the first | 9 min | 9 min |\n"+
+		"| – | [B](b.md) | more | | |\n\n<!-- times:begin -->\nold\n<!-- times:end -->\n")
+	got, words, err := UpdateTimes(root, "docs/README.md", ReaderTimes{Commit: "abc1234", Seconds: map[string]int{"a": 61}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| 1 | [A](a.md) | the first | 2 min | 2 min |", // 300 words: 2 minutes; 61 s: 2 minutes
+		"| – | [B](b.md) | more | 2 min | – |",         // 152 words: 2 minutes; not typed
+		"at commit abc1234",
+		"the reading order is 300 words",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+	if words != 300 {
+		t.Errorf("the reading order's words: got %d, want 300 (the numbered rows only)", words)
+	}
+}
