@@ -78,6 +78,11 @@ echo ">> docs: the diagrams are their sources' renderings"
 echo ">> docs: links and anchors resolve; the Chinese pages keep their English pages' code blocks"
 (cd "$ROOT/e2e" && GOWORK=off go run ./cmd/doccheck -root "$ROOT") || rc=1
 
+# docs/README.md's times: each page's reading time from its words, and the
+# reader runner's timings (docs/reader-times.tsv).
+echo ">> docs: the reading order's times are the pages' and the reader's"
+(cd "$ROOT/e2e" && GOWORK=off go run ./cmd/doctimes -check -root "$ROOT") || rc=1
+
 # kubebuilder-demo and operator-demo hold the same CustomPod: only what
 # operator-sdk adds may differ.
 if [ -f "$ROOT/kubebuilder-demo/go.mod" ] && [ -f "$ROOT/operator-demo/go.mod" ]; then
