@@ -34,7 +34,7 @@ func TestUpdateTimes(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| 1 | [A](a.md) | the first | 2 min | 2 min |", // 300 words: 2 minutes; 61 s: 2 minutes
-		"| – | [B](b.md) | more | 2 min | – |",         // 152 words: 2 minutes; not typed
+		"| – | [B](b.md) | more | 2 min | – |",          // 152 words: 2 minutes; not typed
 		"at commit abc1234",
 		"the reading order is 300 words",
 	} {
