@@ -69,6 +69,7 @@ func ReadReaderTimes(path string) (ReaderTimes, error) {
 var (
 	timesRowRe   = regexp.MustCompile(`^(\|[^|]*\|\s*\[[^\]]+\]\(([^)#]+\.md)\)\s*\|[^|]*\|)\s*[^|]*\|\s*[^|]*\|\s*$`)
 	timesBlockRe = regexp.MustCompile(`(?s)<!-- times:begin -->.*?<!-- times:end -->`)
+	numberedRe   = regexp.MustCompile(`^\|\s*\d+\s*\|`) // a row of the reading order
 )
 
 // Minutes says n minutes, the page's language's way.
@@ -105,7 +106,7 @@ func UpdateTimes(root, index string, rt ReaderTimes) (string, int, error) {
 			return "", 0, fmt.Errorf("%s:%d: %w", index, i+1, err)
 		}
 		words := ProseWords(d)
-		if regexp.MustCompile(`^\|\s*\d+\s*\|`).MatchString(l) {
+		if numberedRe.MatchString(l) {
 			total += words
 		}
 		reading := minutes((words+WordsPerMinute-1)/WordsPerMinute, zh)
