@@ -11,7 +11,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
 budget=150
-loop_files='crd-demo/pkg/custompod/controller.go
+loop_files='crd-demo/controller.go
+crd-demo/pkg/custompod/controller.go
 kubebuilder-demo/internal/controller/custompod_controller.go
 operator-demo/internal/controller/zhhnzw/custompod_controller.go
 operator-demo/internal/controller/apps/podset_controller.go'

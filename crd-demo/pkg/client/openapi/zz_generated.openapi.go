@@ -372,7 +372,7 @@ func schema_pkg_apis_zhhnzw_v1_CustomPodList(ref common.ReferenceCallback) commo
 						},
 					},
 				},
-				Required: []string{"metadata", "items"},
+				Required: []string{"items"},
 			},
 		},
 		Dependencies: []string{
@@ -424,6 +424,11 @@ func schema_pkg_apis_zhhnzw_v1_CustomPodStatus(ref common.ReferenceCallback) com
 						},
 					},
 					"podNames": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
 						SchemaProps: spec.SchemaProps{
 							Description: "PodNames lists those pods, sorted by name.",
 							Type:        []string{"array"},
@@ -438,8 +443,16 @@ func schema_pkg_apis_zhhnzw_v1_CustomPodStatus(ref common.ReferenceCallback) com
 						},
 					},
 					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Conditions holds the Ready condition: True when ReadyReplicas equals spec.replicas; False while pods start, or with a reason while creating or deleting pods fails.",
+							Description: "Conditions holds the Ready condition: True when ReadyReplicas equals spec.replicas; False while pods start, or with a reason while creating or deleting pods fails. A map keyed by type, as in the CRD's schema.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -37,10 +37,13 @@ type CustomPodStatus struct {
 	// True, as a ReplicaSet's status.readyReplicas. Always written, too.
 	ReadyReplicas int32 `json:"readyReplicas"`
 	// PodNames lists those pods, sorted by name.
+	// +listType=atomic
 	PodNames []string `json:"podNames,omitempty"`
 	// Conditions holds the Ready condition: True when ReadyReplicas equals
 	// spec.replicas; False while pods start, or with a reason while creating
-	// or deleting pods fails.
+	// or deleting pods fails. A map keyed by type, as in the CRD's schema.
+	// +listType=map
+	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -52,7 +55,7 @@ const ConditionReady = "Ready"
 // CustomPodList is a list of CustomPods.
 type CustomPodList struct {
 	metav1.TypeMeta `json:""`
-	metav1.ListMeta `json:"metadata"`
+	metav1.ListMeta `json:"metadata,omitempty"`
 
 	Items []CustomPod `json:"items"`
 }

@@ -38,7 +38,7 @@ type CustomPodStatusApplyConfiguration struct {
 	PodNames []string `json:"podNames,omitempty"`
 	// Conditions holds the Ready condition: True when ReadyReplicas equals
 	// spec.replicas; False while pods start, or with a reason while creating
-	// or deleting pods fails.
+	// or deleting pods fails. A map keyed by type, as in the CRD's schema.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
