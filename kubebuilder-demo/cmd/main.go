@@ -227,13 +227,17 @@ func main() {
 
 	// The manager caches (and so watches) only the pods this controller
 	// makes, by their label: caching every pod of a cluster would cost
-	// memory for pods it never reads. An empty DefaultNamespaces caches
+	// memory for pods it never reads. Of those it caches, it keeps only what
+	// the controller reads (StripPod). An empty DefaultNamespaces caches
 	// every namespace. The controller never reads managedFields (who set
 	// which field): the cache drops them, to save memory; a write without
 	// them leaves the API server's as they are.
 	cacheOptions := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ControllerName})},
+			&corev1.Pod{}: {
+				Label:     labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ControllerName}),
+				Transform: controller.StripPod,
+			},
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}

@@ -240,7 +240,8 @@ func main() {
 
 	// The manager caches (and so watches) only the pods its controllers
 	// make, by their label: caching every pod of a cluster would cost
-	// memory for pods they never read. An empty DefaultNamespaces caches
+	// memory for pods they never read. Of those it caches, it keeps only
+	// what the controllers read (StripPod). An empty DefaultNamespaces caches
 	// every namespace. No controller reads managedFields (who set which
 	// field): the cache drops them, to save memory; a write without them
 	// leaves the API server's as they are.
@@ -252,7 +253,7 @@ func main() {
 	}
 	cacheOptions := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Label: labels.NewSelector().Add(*managed)},
+			&corev1.Pod{}: {Label: labels.NewSelector().Add(*managed), Transform: zhhnzwcontroller.StripPod},
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}

@@ -167,11 +167,12 @@ func runController(ctx context.Context, cfg *rest.Config) error {
 	}
 
 	// Watch only pods that carry the CustomPod label: the controller needs
-	// no others, and a cache of every pod in the cluster costs memory.
+	// no others, and a cache of every pod in the cluster costs memory. Of
+	// those, keep only what it reads (custompod.StripPod).
 	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, resyncPeriod,
 		kubeinformers.WithNamespace(namespace),
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = custompod.LabelCustomPod }),
-		kubeinformers.WithTransform(stripManagedFields))
+		kubeinformers.WithTransform(custompod.StripPod))
 	customInformerFactory := informers.NewSharedInformerFactoryWithOptions(customClient, resyncPeriod,
 		informers.WithNamespace(namespace),
 		informers.WithTransform(stripManagedFields))
