@@ -13,7 +13,7 @@ func TestMainTableReadsWhatMarkdownWrites(t *testing.T) {
 	r := report{Env: "a test", Main: qpsSetting{100, 200}, Workers: 2, Repeat: 3, Took: time.Minute, Results: []summary{
 		{Impl: "client-go", Kind: "CustomPod", StaleCache: podNames, N: 10, Runs: 3, Converge: 1160 * time.Millisecond, Min: 1100 * time.Millisecond, Max: 1420 * time.Millisecond, Requests: 97},
 		{Impl: "plain loop", Kind: "CustomPod", Baseline: true, N: 10, Runs: 3, Converge: 1010 * time.Millisecond, Min: time.Second, Max: 1200 * time.Millisecond, Requests: 50},
-		{Impl: "Network (client-go)", Kind: "Network", N: 1000, Runs: 3, Converge: 33100 * time.Millisecond, Min: 31 * time.Second, Max: 40500 * time.Millisecond, Requests: 3000},
+		{Impl: "Network (client-go)", Kind: "Network", N: 1000, Runs: 3, Converge: 33100 * time.Millisecond, Min: 31 * time.Second, Max: 40500 * time.Millisecond, Requests: 3000, PeakRSS: 50e6, PeakAnon: 20e6},
 	}}
 	md := r.markdown()
 	got, err := mainTable("# Bench\n\n" + md + "\nmore text | with | bars\n")
@@ -42,6 +42,9 @@ func TestMainTableReadsWhatMarkdownWrites(t *testing.T) {
 	if !strings.Contains(md, "| client-go | pod names | 10 | 1.16 s | 1.10–1.42 s | 1.15× |") {
 		t.Errorf("client-go's row should show its spread and its time over the plain loop's (1.16/1.01):\n%s", md)
 	}
+	if !strings.Contains(md, "- Network (client-go), N = 1000: 20.0 MB of 50.0 MB\n") {
+		t.Errorf("the anonymous memory, of the peak RSS, should be listed for the largest N:\n%s", md)
+	}
 	if _, err := mainTable(strings.Replace(md, "Every controller", "Each controller", 1)); err == nil {
 		t.Error("a page with no main table should be an error")
 	}
@@ -52,12 +55,12 @@ func TestMainTableReadsWhatMarkdownWrites(t *testing.T) {
 func TestSummarizeTakesMedians(t *testing.T) {
 	q := qpsSetting{100, 200}
 	runs := []result{
-		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 120 * time.Second, PeakRSS: 90e6, Requests: requestCounts{"create pods": 3000, "list pods": 2000},
+		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 120 * time.Second, PeakRSS: 90e6, PeakAnon: 40e6, Requests: requestCounts{"create pods": 3000, "list pods": 2000},
 			Cluster: map[string]time.Duration{"kube-apiserver": 50 * time.Second, "etcd": 20 * time.Second}},
 		{Impl: "plain loop", Kind: "CustomPod", N: 1000, QPS: q, Converge: 100 * time.Second, Requests: requestCounts{"create pods": 3000}},
-		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 100 * time.Second, PeakRSS: 80e6, Requests: requestCounts{"create pods": 3000, "list pods": 1500},
+		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 100 * time.Second, PeakRSS: 80e6, PeakAnon: 30e6, Requests: requestCounts{"create pods": 3000, "list pods": 1500},
 			Cluster: map[string]time.Duration{"kube-apiserver": 40 * time.Second, "etcd": 10 * time.Second}},
-		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 200 * time.Second, PeakRSS: 100e6, Requests: requestCounts{"create pods": 3000, "list pods": 1000},
+		{Impl: "kubebuilder", Kind: "CustomPod", N: 1000, QPS: q, Converge: 200 * time.Second, PeakRSS: 100e6, PeakAnon: 50e6, Requests: requestCounts{"create pods": 3000, "list pods": 1000},
 			Cluster: map[string]time.Duration{"kube-apiserver": 90 * time.Second, "etcd": 30 * time.Second}},
 	}
 	got := summarize(runs, implementations)
@@ -70,6 +73,9 @@ func TestSummarizeTakesMedians(t *testing.T) {
 	}
 	if kb.Requests != 4500 || kb.PeakRSS != 90e6 || kb.StaleCache != podNames {
 		t.Errorf("kubebuilder: %d requests, %d bytes, stale cache %q; want 4500, 90e6, %q", kb.Requests, kb.PeakRSS, kb.StaleCache, podNames)
+	}
+	if kb.PeakAnon != 40e6 {
+		t.Errorf("kubebuilder: peak anonymous memory %d bytes, want the median, 40e6", kb.PeakAnon)
 	}
 	if kb.Breakdown["list pods"] != 2000 {
 		t.Errorf("the breakdown should be the median run's (2000 lists), got %v", kb.Breakdown)

@@ -74,6 +74,7 @@ type result struct {
 	P50, P99 time.Duration // per object: seen → converged
 	Requests requestCounts // the controller's (or the loop's), watches apart
 	PeakRSS  uint64        // bytes
+	PeakAnon uint64        // bytes, sampled (process.PeakAnon)
 	CPU      time.Duration // user + system
 	Deleted  time.Duration // Networks only: delete all → all gone from the backend
 	// Cluster is the CPU time each of the cluster's components spent over
@@ -457,6 +458,8 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		}
 	}
 	defer p.Stop()
+	stopAnon := process.PeakAnon(p.Pid(), 100*time.Millisecond)
+	defer stopAnon()
 
 	if err := t.waitConverged(ctx, n, b.timeout, func(seen, conv int) {
 		b.logf("  %s: %d of %d converged (%d seen)", im.name, conv, n, seen)
@@ -493,6 +496,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 	if res.PeakRSS, res.CPU, err = usage(p); err != nil {
 		return res, fmt.Errorf("reading %s's usage: %w", im.name, err)
 	}
+	res.PeakAnon = stopAnon()
 
 	if want := im.kind.pods * n; want > 0 {
 		pods, err := b.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "!" + otherPodLabel})
@@ -517,9 +521,9 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		res.Deleted = time.Since(start)
 		b.prepareNext(ctx)
 	}
-	b.logf("  %s: %d converged in %s (p50 %s, p99 %s), %d requests (%d writes), peak RSS %.1f MB, CPU %s",
+	b.logf("  %s: %d converged in %s (p50 %s, p99 %s), %d requests (%d writes), peak RSS %.1f MB (anonymous %.1f MB), CPU %s",
 		im.name, n, res.Converge.Round(time.Millisecond), res.P50.Round(time.Millisecond), res.P99.Round(time.Millisecond),
-		res.Requests.Total(), res.Requests.Writes(), float64(res.PeakRSS)/1e6, res.CPU)
+		res.Requests.Total(), res.Requests.Writes(), float64(res.PeakRSS)/1e6, float64(res.PeakAnon)/1e6, res.CPU)
 	b.logf("    requests: %s", res.Requests)
 	if res.Cluster != nil {
 		b.logf("    the cluster's CPU: %s", clusterCPUString(res.Cluster))

@@ -25,6 +25,7 @@ type summary struct {
 	Requests   int           // median, watches apart
 	Writes     int           // median
 	PeakRSS    uint64        // median, bytes
+	PeakAnon   uint64        // median, bytes: the anonymous part, sampled
 	CPU        time.Duration // median
 	Deleted    time.Duration // median; Networks only
 	// Breakdown is the request counts of the run whose time was the
@@ -86,6 +87,7 @@ func summarize(runs []result, impls []implementation) []summary {
 		s.Requests = ints(func(r result) int { return r.Requests.Total() })
 		s.Writes = ints(func(r result) int { return r.Requests.Writes() })
 		s.PeakRSS = uint64(ints(func(r result) int { return int(r.PeakRSS) }))
+		s.PeakAnon = uint64(ints(func(r result) int { return int(r.PeakAnon) }))
 		s.ClusterCPU = median(durs(func(r result) time.Duration { return sumCPU(r.Cluster) }))
 		for _, r := range rs {
 			if r.Converge == s.Converge {
