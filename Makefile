@@ -21,7 +21,7 @@ E2E_MANAGERS ?= $(if $(filter kind,$(E2E_CLUSTER)),in-cluster,out-of-cluster)
 
 # The Go modules of the repository (each builds alone with GOWORK=off).
 MODULES := $(patsubst %/go.mod,%,$(wildcard */go.mod))
-DEMOS := $(filter-out e2e tools,$(MODULES))
+DEMOS := $(filter-out e2e tools bench doctools,$(MODULES))
 
 CLUSTER_CLI := $(LOCALBIN)/e2e-cluster
 # The e2e suites `make e2e` runs (e.g. E2E_PACKAGES="./network ./custompod").
@@ -117,11 +117,11 @@ e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given: c
 
 .PHONY: reader
 reader: tools ## Follow every chapter of docs/ as a reader types it: tmux terminals, bash and zsh, fresh clones (make test runs it).
-	@cd e2e && GOWORK=off go test -tags reader -count=1 -timeout 45m ./reader
+	@cd doctools && GOWORK=off go test -tags reader -count=1 -timeout 45m ./reader
 
 .PHONY: bench
 bench: tools cluster-cli ## Measure the three approaches side by side on a kwok cluster of its own; writes docs/bench.md and docs/bench.png (BENCH_FLAGS=-h lists the options).
-	@cd e2e && CLUSTER=kwok CLUSTER_NODES=$(BENCH_NODES) CLUSTER_NODE_PODS=$(BENCH_NODE_PODS) go run ./cmd/bench $(BENCH_FLAGS)
+	@cd bench && CLUSTER=kwok CLUSTER_NODES=$(BENCH_NODES) CLUSTER_NODE_PODS=$(BENCH_NODE_PODS) go run . $(BENCH_FLAGS)
 
 .PHONY: lint
 lint: ## Run golangci-lint on every module (builds it on first use).

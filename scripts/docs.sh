@@ -118,7 +118,7 @@ build() {
   local dir
   dir=$(theme)
   flexsearch
-  (cd "$ROOT/e2e" && GOWORK=off go run ./cmd/site -root "$ROOT" -out "$site")
+  (cd "$ROOT/doctools" && GOWORK=off go run ./cmd/site -root "$ROOT" -out "$site")
   rm -rf "$site/public"
   # The theme's directory in the module cache is named hextra@VERSION.
   "$LOCALBIN/hugo" build --source "$ROOT/site" --themesDir "$(dirname "$dir")" --theme "$(basename "$dir")" \
@@ -130,7 +130,7 @@ case ${1:-} in
   build) build ;;
   serve)
     build
-    cd "$ROOT/e2e" && GOWORK=off exec go run ./cmd/site -serve "$site/public" -addr "$DOCS_ADDR"
+    cd "$ROOT/doctools" && GOWORK=off exec go run ./cmd/site -serve "$site/public" -addr "$DOCS_ADDR"
     ;;
   diagrams) diagrams ;;
   check-diagrams) check_diagrams ;;

@@ -3,7 +3,7 @@
 #   scripts/excerpts.sh -check            fails, with a diff, when an excerpt differs from its source
 #   scripts/excerpts.sh -update           rewrites the excerpts from their sources
 #   scripts/excerpts.sh -check FILE.md    only that file
-# See e2e/cmd/excerpts and docs/README.md ("How these docs stay true").
+# See doctools/cmd/excerpts and docs/README.md ("How these docs stay true").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 args=()
@@ -13,5 +13,5 @@ for a in "$@"; do
     *) args+=("$(realpath "$a")") ;;
   esac
 done
-cd "$ROOT/e2e"
+cd "$ROOT/doctools"
 GOWORK=off exec go run ./cmd/excerpts -root "$ROOT" "${args[@]}"

@@ -8,7 +8,7 @@
 #          of tools/ (localwebhook), then the docs
 #          site served by `make docs-serve` and read in headless Chromium;
 #      (2) the e2e suites, on a kwok cluster of their own that is removed after;
-#      (3) the tutorial followed as a reader types it (e2e/reader): every
+#      (3) the tutorial followed as a reader types it (doctools/reader): every
 #          chapter typed into tmux terminals, under bash and under zsh, from
 #          fresh clones with clusters of their own; the workshop from its
 #          pre-work, the README's `make demo`.
@@ -81,7 +81,7 @@ run_tests() {
 }
 
 # own_network: whether a program can get a network namespace of its own here
-# (e2e/reader's OwnNetwork asks the same).
+# (doctools/reader's OwnNetwork asks the same).
 own_network() {
   [ "$(uname -s)" = Linux ] && command -v unshare >/dev/null 2>&1 || return 1
   command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || return 1
@@ -132,8 +132,8 @@ checks() {
   # scaffolds' make test).
   step "tools: go test ./... (localwebhook)" bash -c "cd '$ROOT/tools' && GOWORK=off KUBEBUILDER_ASSETS='$LOCALBIN' KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=60s go test -count=1 ./..." || return
   # The docs as a site: `make docs-serve`, read in headless Chromium.
-  step "docs: make docs-serve, read in a real browser (e2e/site)" bash -c \
-    "cd '$ROOT/e2e' && GOWORK=off go test -tags site -count=1 -timeout 30m ./site" || return
+  step "docs: make docs-serve, read in a real browser (doctools/site)" bash -c \
+    "cd '$ROOT/doctools' && GOWORK=off go test -tags site -count=1 -timeout 30m ./site" || return
   # The README's first command, `make demo`, is typed into a terminal from a
   # fresh clone by the reader lane (the workshop's pre-work).
 }
@@ -152,8 +152,8 @@ e2e_suites() {
 reader() {
   # Its passes run at once, each in a network namespace of its own (Linux),
   # so their fixed ports do not meet the e2e suites'.
-  step "reader: every chapter typed into tmux terminals, bash and zsh (e2e/reader)" bash -c \
-    "cd '$ROOT/e2e' && GOWORK=off go test -tags reader -count=1 -timeout 45m ./reader"
+  step "reader: every chapter typed into tmux terminals, bash and zsh (doctools/reader)" bash -c \
+    "cd '$ROOT/doctools' && GOWORK=off go test -tags reader -count=1 -timeout 45m ./reader"
 }
 
 run_tests

@@ -57,13 +57,13 @@ for m in $(modules); do
 done
 
 # The scripts make runs, and the shell blocks the docs ask a reader to type,
-# must work on a Mac: bash 3.2, BSD tools, zsh (e2e/cmd/portable).
+# must work on a Mac: bash 3.2, BSD tools, zsh (doctools/cmd/portable).
 echo ">> scripts and typed shell blocks: bash 3.2, BSD tools, zsh"
-(cd "$ROOT/e2e" && GOWORK=off go run ./cmd/portable -root "$ROOT") || rc=1
+(cd "$ROOT/doctools" && GOWORK=off go run ./cmd/portable -root "$ROOT") || rc=1
 
 # comparison.md's counts (lines, files, dependencies) must be the code's.
 echo ">> docs/comparison.md: its counts match the code"
-(cd "$ROOT/e2e" && GOWORK=off go run ./cmd/compare -check -root "$ROOT") || rc=1
+(cd "$ROOT/bench" && GOWORK=off go run . -counts -check) || rc=1
 
 # Every code excerpt in docs/ must match the source it is pulled from.
 echo ">> docs: excerpts match their sources"
@@ -74,14 +74,14 @@ echo ">> docs: the diagrams are their sources' renderings"
 "$ROOT/scripts/docs.sh" check-diagrams || rc=1
 
 # Links and anchors resolve, on GitHub and on the site alike, and every
-# Chinese page keeps its English twin's code blocks (e2e/cmd/doccheck).
+# Chinese page keeps its English twin's code blocks (doctools/cmd/doccheck).
 echo ">> docs: links and anchors resolve; the Chinese pages keep their English pages' code blocks"
-(cd "$ROOT/e2e" && GOWORK=off go run ./cmd/doccheck -root "$ROOT") || rc=1
+(cd "$ROOT/doctools" && GOWORK=off go run ./cmd/doccheck -root "$ROOT") || rc=1
 
 # docs/README.md's times: each page's reading time from its words, and the
 # reader runner's timings (docs/reader-times.tsv).
 echo ">> docs: the reading order's times are the pages' and the reader's"
-(cd "$ROOT/e2e" && GOWORK=off go run ./cmd/doctimes -check -root "$ROOT") || rc=1
+(cd "$ROOT/doctools" && GOWORK=off go run ./cmd/doctimes -check -root "$ROOT") || rc=1
 
 # kubebuilder-demo and operator-demo hold the same CustomPod: only what
 # operator-sdk adds may differ.

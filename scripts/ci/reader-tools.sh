@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI-only: installs what `make test` needs besides Go to type the tutorial
-# into terminals (e2e/reader): tmux and zsh, and iproute2's ip; and to read
-# the docs site in a browser (e2e/site): chromium and npm; from Debian's
+# into terminals (doctools/reader): tmux and zsh, and iproute2's ip; and to read
+# the docs site in a browser (doctools/site): chromium and npm; from Debian's
 # packages. A reader
 # installs them as the README says; make never runs this.
 set -euo pipefail
@@ -10,7 +10,7 @@ missing=""
 for t in tmux zsh; do
   command -v $t >/dev/null 2>&1 || missing="$missing $t"
 done
-# The docs site's test (e2e/site): headless Chromium, and npm for the
+# The docs site's test (doctools/site): headless Chromium, and npm for the
 # site's search library.
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
 command -v npm >/dev/null 2>&1 || missing="$missing npm"

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+func TestRequestsAreNamedAsTheAuditLogNamesThem(t *testing.T) {
+	for _, c := range []struct{ method, url, want string }{
+		{"GET", "/api/v1/namespaces/ns/pods?labelSelector=a", "list pods"},
+		{"GET", "/api/v1/namespaces/ns/pods?watch=true&resourceVersion=5", "watch pods"},
+		{"GET", "/api/v1/namespaces/ns/pods/p1", "get pods"},
+		{"POST", "/api/v1/namespaces/ns/pods", "create pods"},
+		{"PUT", "/apis/zhhnzw.mock.com/v1/namespaces/ns/custompods/cp/status", "update custompods/status"},
+		{"PATCH", "/apis/zhhnzw.mock.com/v1/namespaces/ns/custompods/cp/status", "patch custompods/status"},
+		{"DELETE", "/api/v1/namespaces/ns/pods", "deletecollection pods"},
+		{"DELETE", "/api/v1/namespaces/ns/pods/p1", "delete pods"},
+		{"POST", "/apis/events.k8s.io/v1/namespaces/ns/events", "create events"},
+		{"GET", "/api/v1/nodes", "list nodes"},
+		{"GET", "/apis", "get discovery"},
+	} {
+		r := httptest.NewRequest(c.method, c.url, nil)
+		if got := verbOf(r) + " " + resourceOf(r.URL.Path); got != c.want {
+			t.Errorf("%s %s: got %q, want %q", c.method, c.url, got, c.want)
+		}
+	}
+}
+
+// TestConflictsAreCountedApart sends requests through the proxy to a server
+// that refuses one create with 409, as the API server refuses a name that
+// exists: "create pods" counts the pods made, the refusal has its own line.
+func TestConflictsAreCountedApart(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.Contains(r.URL.RawQuery, "dup") {
+			w.WriteHeader(http.StatusConflict)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer upstream.Close()
+	p, err := startCountingProxy(&rest.Config{Host: upstream.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, q := range []string{"", "", "dup", "watch=true"} {
+		method := http.MethodPost
+		if q == "watch=true" {
+			method = http.MethodGet
+		}
+		req, _ := http.NewRequest(method, "http://"+p.addr+"/api/v1/namespaces/ns/pods?"+q, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	c := requestCounts(p.Snapshot())
+	want := "create pods 2, create pods (409 conflict) 1, watch pods 1"
+	if got := c.String(); got != want {
+		t.Errorf("counts: got %q, want %q", got, want)
+	}
+	if c.Total() != 3 || c.Writes() != 3 {
+		t.Errorf("Total %d and Writes %d, want 3 and 3: a refused create is still a request and a write", c.Total(), c.Writes())
+	}
+}
+
+func TestCountsLeaveWatchesOut(t *testing.T) {
+	c := diffCounts(map[string]int{"watch pods": 3, "list pods": 4, "create pods": 5, "get pods": 1},
+		map[string]int{"list pods": 1, "watch pods": 1})
+	if got := c.Total(); got != 9 {
+		t.Errorf("Total = %d, want 3 lists + 5 creates + 1 get = 9 (%v)", got, c)
+	}
+	if got := c.Writes(); got != 5 {
+		t.Errorf("Writes = %d, want 5 (%v)", got, c)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	if got := percentile(d, 0.5); got != 50*time.Millisecond {
+		t.Errorf("p50 = %s, want 50ms", got)
+	}
+	if got := percentile(d, 0.99); got != 99*time.Millisecond {
+		t.Errorf("p99 = %s, want 99ms", got)
+	}
+	if got := percentile(d[:1], 0.99); got != time.Millisecond {
+		t.Errorf("p99 of one = %s, want 1ms", got)
+	}
+}
+
+func TestTheGeneratedSectionIsFoundAndReplaced(t *testing.T) {
+	p := t.TempDir() + "/bench.md"
+	if err := os.WriteFile(p, []byte("intro\n"+beginMarker+"\nold\n"+endMarker+"\nafter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := replaceGenerated(p, "new\n", false); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if want := "intro\n" + beginMarker + "\nnew\n" + endMarker + "\nafter\n"; string(got) != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// The committed docs/bench.md must keep its markers, or make bench
+	// would refuse to start.
+	if err := replaceGenerated("../docs/bench.md", "", true); err != nil {
+		t.Error(err)
+	}
+}

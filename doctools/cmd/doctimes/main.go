@@ -1,0 +1,123 @@
+// Command doctimes writes the times of docs/README.md's tables (and its
+// Chinese twin's): each page's reading time, from its prose's words, and the
+// time its commands took the reader runner, from docs/reader-times.tsv.
+//
+//	go run ./cmd/doctimes [-root DIR] [-from FILE] [-check]
+//
+// -from takes a reader run's timings (.cache/reader-times.tsv, which
+// `make reader` writes) into docs/reader-times.tsv first: the zsh pass's,
+// where each chapter runs alone from a fresh clone. -check writes nothing and
+// fails when a table is stale (make verify).
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"example.com/k8s-demo/doctools/docs"
+	"example.com/k8s-demo/e2e/cluster"
+)
+
+const timesFile = "docs/reader-times.tsv"
+
+func main() {
+	rootFlag := flag.String("root", "", "the repository root (default: found from the working directory)")
+	from := flag.String("from", "", "a reader run's timings to take into "+timesFile+" first")
+	check := flag.Bool("check", false, "write nothing; fail if a table's times are not what the figures give")
+	flag.Parse()
+	if err := run(*rootFlag, *from, *check); err != nil {
+		fmt.Fprintln(os.Stderr, "doctimes:", err)
+		os.Exit(1)
+	}
+}
+
+func run(root, from string, check bool) error {
+	if root == "" {
+		wd, _ := os.Getwd()
+		r, err := cluster.FindRoot(wd)
+		if err != nil {
+			return err
+		}
+		root = r
+	}
+	if from != "" {
+		if err := importTimes(from, filepath.Join(root, timesFile)); err != nil {
+			return err
+		}
+	}
+	rt, err := docs.ReadReaderTimes(filepath.Join(root, timesFile))
+	if err != nil {
+		return err
+	}
+	stale := 0
+	for _, index := range []string{"docs/README.md", "docs/zh/README.md"} {
+		want, words, err := docs.UpdateTimes(root, index, rt)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(root, index)
+		have, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if string(have) == want {
+			continue
+		}
+		if check {
+			fmt.Fprintf(os.Stderr, "%s: its times are stale (the reading order is now %d words): run `cd doctools && go run ./cmd/doctimes`\n", index, words)
+			stale++
+			continue
+		}
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("wrote the times into %s (the reading order: %d words)\n", index, words)
+	}
+	if stale > 0 {
+		return fmt.Errorf("%d index pages with stale times", stale)
+	}
+	if check {
+		fmt.Println("doctimes: the index pages' times are current")
+	}
+	return nil
+}
+
+// importTimes writes the zsh pass's lines of a reader run's timings
+// ("# commit C", then "PASS<tab>PAGE<tab>SECONDS") as "PAGE<tab>SECONDS".
+func importTimes(from, to string) error {
+	f, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var b strings.Builder
+	b.WriteString("# The seconds the reader runner took to type each chapter's steps (the zsh\n")
+	b.WriteString("# pass: each chapter alone, from a fresh clone). Written by\n")
+	b.WriteString("# `cd doctools && go run ./cmd/doctimes -from ../.cache/reader-times.tsv`.\n")
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "# commit ") {
+			b.WriteString(line + "\n")
+			continue
+		}
+		fields := strings.Split(line, "\t")
+		if len(fields) != 3 || fields[0] != "zsh" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s\t%s\n", fields[1], fields[2])
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%s holds no zsh pass's timings", from)
+	}
+	return os.WriteFile(to, []byte(b.String()), 0o644)
+}
