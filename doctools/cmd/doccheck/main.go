@@ -59,8 +59,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, e)
 		failed = true
 	}
+	rejected, err := docs.CheckRejected(*root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "doccheck:", err)
+		os.Exit(2)
+	}
+	for _, p := range rejected {
+		fmt.Fprintln(os.Stderr, p)
+		failed = true
+	}
 	if failed {
 		os.Exit(1)
 	}
-	fmt.Printf("doccheck: %d pages: every link and anchor resolves; every Chinese page keeps its English page's code blocks\n", len(files))
+	fmt.Printf("doccheck: %d pages: every link and anchor resolves; every Chinese page keeps its English page's code blocks and uses no rendering the glossary rejects\n", len(files))
 }

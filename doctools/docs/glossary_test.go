@@ -1,0 +1,68 @@
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRejectedRenderings: the repository's Chinese pages pass; a rejected
+// rendering put back into a copy of one fails, naming the page, the line,
+// the word and the glossary's term; the same word inside one of its
+// exceptions, a code block or a link's target does not.
+func TestRejectedRenderings(t *testing.T) {
+	root := repoRoot(t)
+	if problems, err := CheckRejected(root); err != nil || len(problems) > 0 {
+		t.Fatalf("the repository's Chinese pages: %v %v", err, problems)
+	}
+
+	tmp := t.TempDir()
+	write := func(rel, text string) {
+		p := filepath.Join(tmp, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	glossary, err := os.ReadFile(filepath.Join(root, "docs", "glossary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("docs/glossary.md", string(glossary))
+	write("README.zh.md", "# 标题\n")
+	write("docs/zh/webhooks.md", strings.Join([]string{
+		"# Webhook",
+		"有了这些 schema，Apply 配置就能用了。",                   // 2: right
+		"有了这些模式，应用配置就能用了。",                            // 3: two rejected words
+		"这就是 [Operator 模式](concepts.md#operator-模式)。", // 4: an exception, and a link target
+		"```sh",
+		"echo 应用配置", // 6: a code block
+		"```",
+		"Webhook 宕机时，不校验证书的客户端照样连接。", // 8: 宕机; 校验证书 is an exception for 验证
+	}, "\n"))
+
+	problems, err := CheckRejected(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`docs/zh/webhooks.md:3: "模式" for "schema (a CRD's OpenAPI schema)"`,
+		`docs/zh/webhooks.md:3: "应用配置" for "apply configuration`,
+		`docs/zh/webhooks.md:8: "宕机" for "down`,
+	}
+	if len(problems) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%s", len(problems), len(want), strings.Join(problems, "\n"))
+	}
+	for _, w := range want {
+		found := false
+		for _, p := range problems {
+			found = found || strings.HasPrefix(p, w)
+		}
+		if !found {
+			t.Errorf("no problem starts with %s; got:\n%s", w, strings.Join(problems, "\n"))
+		}
+	}
+}
