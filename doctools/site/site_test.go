@@ -292,6 +292,38 @@ func TestSite(t *testing.T) {
 		})
 	}
 
+	// Chinese shows as Chinese: a line break inside a paragraph of the
+	// source is a space in the browser, and between two Han characters it
+	// is a stray space mid-sentence (the markdown stays as GitHub shows it,
+	// which does the same, so the pages are not hard-wrapped and Hugo's
+	// East Asian line breaks stay off). Every space between two Han
+	// characters of every Chinese page's text must be in its source.
+	t.Run("no stray spaces in Chinese", func(t *testing.T) {
+		pages, err := filepath.Glob(filepath.Join(root, "docs", "zh", "*.md"))
+		if err != nil || len(pages) == 0 {
+			t.Fatalf("no docs/zh/*.md (%v)", err)
+		}
+		checked := 0
+		for _, page := range pages {
+			source, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := pagePath("/zh/", strings.TrimSuffix(filepath.Base(page), ".md"))
+			var found []struct{ Pair, Context string }
+			b.run(t, "reading the text of "+p, chromedp.Navigate(base+p), chromedp.WaitReady("main#content"),
+				chromedp.Evaluate(`[...document.querySelectorAll('main#content p, main#content li, main#content td, main#content th')].flatMap(e => [...e.innerText.matchAll(/(\p{Script=Han}) (\p{Script=Han})/gu)].map(m => ({Pair: m[0], Context: e.innerText.slice(Math.max(0, m.index - 12), m.index + 15)})))`, &found))
+			checked++
+			for _, f := range found {
+				if !strings.Contains(string(source), f.Pair) {
+					t.Errorf("%s shows %q (in %q), which docs/zh/%s does not have: a line break inside a Chinese paragraph?", p, f.Pair, f.Context, filepath.Base(page))
+				}
+			}
+			b.take()
+		}
+		t.Logf("%d Chinese pages read", checked)
+	})
+
 	// The search box finds a word in the pages that hold it, in English
 	// and in Chinese (the index is the site's own, built with it).
 	for _, c := range []struct{ start, query, want string }{
