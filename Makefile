@@ -119,6 +119,14 @@ e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given: c
 reader: tools ## Follow every chapter of docs/ as a reader types it: tmux terminals, bash and zsh, fresh clones (make test runs it).
 	@cd doctools && GOWORK=off go test -tags reader -count=1 -timeout 45m ./reader
 
+.PHONY: workshop-check
+workshop-check: cluster-cli ## A workshop checkpoint: prints OK, or what is missing (CHECK=start|concepts|...|end; docs/workshop.md).
+	@scripts/workshop.sh check $(CHECK)
+
+.PHONY: workshop-reset
+workshop-reset: cluster-cli ## Put the cluster and the demos' files back to the start of any workshop slot (after a Ctrl-C mid-exercise too).
+	@scripts/workshop.sh reset
+
 .PHONY: bench
 bench: tools cluster-cli ## Measure the three approaches side by side on a kwok cluster of its own; writes docs/bench.md and docs/bench.png (BENCH_FLAGS=-h lists the options).
 	@cd bench && CLUSTER=kwok CLUSTER_NODES=$(BENCH_NODES) CLUSTER_NODE_PODS=$(BENCH_NODE_PODS) go run . $(BENCH_FLAGS)

@@ -17,8 +17,13 @@ const WordsPerMinute = 150
 // ProseWords counts the words of a page a reader reads as prose: every line
 // but the fenced blocks (code, output) and the comments.
 func ProseWords(d *Doc) int {
+	return countWords(d.prose())
+}
+
+// countWords counts the words of prose lines, comments left out.
+func countWords(lines []string) int {
 	n := 0
-	for _, l := range d.prose() {
+	for _, l := range lines {
 		if _, ok := Comment(strings.TrimSpace(l)); ok {
 			continue
 		}

@@ -379,7 +379,9 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 		}
 	}()
 	ctx := t.Context()
-	for i, s := range steps {
+	// step types, saves or interrupts as steps[i] says, and fails the test
+	// if it does not go as the text says.
+	step := func(i int, s Step) {
 		where := s.Where(rel, i+1)
 		if s.File != "" {
 			// As an editor saves it: the listing's text, into the file the
@@ -396,7 +398,16 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 				t.Fatalf("%s: %v", where, err)
 			}
 			t.Logf("%s: saved %d lines as %s", where, len(s.Content), path)
-			continue
+			return
+		}
+		if s.Close != nil {
+			for _, n := range s.Close {
+				if err := terms.CloseTerminal(n); err != nil {
+					t.Fatalf("%s: %v", where, err)
+				}
+			}
+			t.Logf("%s: closed terminals %v", where, s.Close)
+			return
 		}
 		if s.Commands == nil {
 			for _, n := range s.Interrupt {
@@ -405,7 +416,7 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 				}
 			}
 			t.Logf("%s: Ctrl-C in %v", where, s.Interrupt)
-			continue
+			return
 		}
 		timeout := s.Check.Timeout
 		if timeout == 0 {
@@ -458,6 +469,63 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 			if missing := s.Shown.Missing(res.Output, s.Commands...); missing != "" {
 				t.Fatalf("%s: the text shows, at %s:%d, output the terminal did not print:\n  %s\n--- the terminal printed:\n%s", where, rel, s.Shown.Line, missing, res.Output)
 			}
+		}
+	}
+
+	// The order a reader follows: every step but those that start an
+	// exercise again (check reset), which are typed only after a reader
+	// gave up on an exercise midway, below.
+	var order, resets []int
+	for i, s := range steps {
+		if s.Check.Reset {
+			resets = append(resets, i)
+			t.Logf("%s:%d: typed after each exercise is stopped midway (check reset)", rel, s.Line)
+			continue
+		}
+		order = append(order, i)
+	}
+	exercises := exerciseSections(steps, order)
+	if len(resets) > 0 && len(exercises) == 0 {
+		t.Fatalf("%s has a reset block (check reset) but no \"## Exercise\" section to start again", rel)
+	}
+	restarted := map[string]bool{}
+	var exerciseBegan time.Time
+	for k := 0; k < len(order); k++ {
+		i := order[k]
+		s := steps[i]
+		ex, isExercise := exercises[s.Section]
+		if isExercise && k == ex.first {
+			exerciseBegan = time.Now()
+		}
+		step(i, s)
+		if !isExercise {
+			continue
+		}
+		if len(resets) > 0 && k == ex.midway && !restarted[s.Section] {
+			// A participant gives up here: Ctrl-C in every terminal that
+			// runs something, the others closed, the reset typed; then the
+			// exercise again, from its first step, which must pass.
+			restarted[s.Section] = true
+			stopped, err := terms.InterruptAll(ctx)
+			if err != nil {
+				t.Fatalf("%s: stopping %q midway: %v", rel, s.Section, err)
+			}
+			for _, n := range terms.Open() {
+				if n > 1 {
+					if err := terms.CloseTerminal(n); err != nil {
+						t.Fatalf("%s: %v", rel, err)
+					}
+				}
+			}
+			t.Logf("%s: %q stopped after step %d (Ctrl-C in %v, the other terminals closed); the reset, then the exercise from its start", rel, s.Section, k+1, stopped)
+			for _, r := range resets {
+				step(r, steps[r])
+			}
+			k = ex.first - 1
+			continue
+		}
+		if k == ex.last && !t.Failed() {
+			recordTiming(t, strings.TrimSuffix(chapter, ".md")+"#"+ex.slug, time.Since(exerciseBegan))
 		}
 	}
 	if r := terms.Running(); len(r) > 0 {

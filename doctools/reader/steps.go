@@ -12,6 +12,9 @@
 //     of its own.
 //   - A paragraph that says "Ctrl-C" presses it in each terminal it names
 //     ("first", "second", ...), in that order, and waits for the prompt.
+//   - A sentence "Close the second terminal" (or "the second and third
+//     terminals") closes them: the next block for that terminal opens a new
+//     one, at the repository root.
 //   - A block of another language (go, yaml, ...) whose lead-in says "save
 //     it as `PATH`" is a file the reader writes, as an editor would save it:
 //     its text goes into PATH, relative to the directory the lead-in's
@@ -28,6 +31,10 @@
 //	<!-- check wait="REGEXP" -->    the block keeps running (a server): go on
 //	                                once its output matches (timeout: how long
 //	                                to wait, default 11m)
+//	<!-- check reset -->            the block starts an exercise again after
+//	                                a reader gave up on it: not typed in
+//	                                order, but after stopping each
+//	                                "## Exercise" section midway (TestReader)
 //
 // A chapter that leaves a terminal running fails: the text must say to stop it.
 package reader
@@ -52,6 +59,10 @@ type Step struct {
 	Commands []string
 	// Interrupt lists the terminals that get Ctrl-C, in order.
 	Interrupt []int
+	// Close lists the terminals the text closes, after any Ctrl-C.
+	Close []int
+	// Section is the text of the "## " heading the step is under.
+	Section string
 	// File is the path a listing is saved as (relative to the terminal's
 	// directory), and Content its text, a line each; "" for other steps.
 	File    string
@@ -67,6 +78,8 @@ type Check struct {
 	Wait    *regexp.Regexp
 	Fails   bool
 	Timeout time.Duration
+	// Reset: the block starts an interrupted exercise again.
+	Reset bool
 }
 
 // Skipped is a shell block a reader is told not to type.
@@ -82,6 +95,7 @@ var (
 	skipRe      = regexp.MustCompile(`(?i)\b(optional|not run here)\b`)
 	saveRe      = regexp.MustCompile("(?i)\\bsave (?:it|this) as `([^`\\s]+)`")
 	ctrlCRe     = regexp.MustCompile(`\bCtrl-C\b`)
+	closeRe     = regexp.MustCompile(`(?i)\bclose the ((?:first|second|third|fourth)(?:(?:,\s*|\s+and\s+)(?:first|second|third|fourth))*) terminals?\b`)
 	headingRe   = regexp.MustCompile(`^#{1,6}\s`)
 	checkWordRe = regexp.MustCompile(`^check(\s|$)`)
 )
@@ -102,6 +116,7 @@ func ReaderSteps(d *docs.Doc) ([]Step, []Skipped, error) {
 	var skipped []Skipped
 	var para []string // the current paragraph's text lines
 	var last string   // the last paragraph's text: a block's lead-in
+	var section string
 	paraLine := 0
 	// typed is the step of the last block typed, while no text has come
 	// after it: a block that follows shows its output.
@@ -114,18 +129,36 @@ func ReaderSteps(d *docs.Doc) ([]Step, []Skipped, error) {
 		defer func() { para, typed = nil, -1 }()
 		text := strings.Join(para, " ")
 		last = text
-		loc := ctrlCRe.FindStringIndex(text)
-		if loc == nil {
-			return nil
+		if headingRe.MatchString(text) && strings.HasPrefix(text, "## ") {
+			section = strings.TrimSpace(strings.TrimPrefix(text, "## "))
 		}
-		var terms []int
-		for _, m := range ordinalRe.FindAllStringSubmatch(text[loc[1]:], -1) {
-			terms = append(terms, ordinal(m[1]))
+		// What a sentence that closes terminals names is not Ctrl-C's.
+		closing := closeRe.FindStringSubmatchIndex(text)
+		ctrlText := text
+		if closing != nil {
+			ctrlText = text[:closing[0]]
 		}
-		if len(terms) == 0 {
-			return fmt.Errorf("%s:%d: the paragraph says Ctrl-C but names no terminal (\"in the second terminal\")", d.Path, paraLine)
+		if loc := ctrlCRe.FindStringIndex(ctrlText); loc != nil {
+			var terms []int
+			for _, m := range ordinalRe.FindAllStringSubmatch(ctrlText[loc[1]:], -1) {
+				terms = append(terms, ordinal(m[1]))
+			}
+			if len(terms) == 0 {
+				return fmt.Errorf("%s:%d: the paragraph says Ctrl-C but names no terminal (\"in the second terminal\")", d.Path, paraLine)
+			}
+			steps = append(steps, Step{Line: paraLine, Interrupt: terms, Section: section})
 		}
-		steps = append(steps, Step{Line: paraLine, Interrupt: terms})
+		if closing != nil {
+			var terms []int
+			for _, m := range ordinalRe.FindAllStringSubmatch(text[closing[2]:closing[3]], -1) {
+				if n := ordinal(m[1]); n == 1 {
+					return fmt.Errorf("%s:%d: the first terminal cannot be closed: the chapter runs in it", d.Path, paraLine)
+				} else {
+					terms = append(terms, n)
+				}
+			}
+			steps = append(steps, Step{Line: paraLine, Close: terms, Section: section})
+		}
 		return nil
 	}
 	bi := 0
@@ -155,7 +188,7 @@ func ReaderSteps(d *docs.Doc) ([]Step, []Skipped, error) {
 						skipped = append(skipped, Skipped{Line: b.Fence + 1, Reason: skip})
 						continue
 					}
-					s := Step{Line: b.Fence + 1, Terminal: 1, File: m[1], Content: b.Content}
+					s := Step{Line: b.Fence + 1, Terminal: 1, File: m[1], Content: b.Content, Section: section}
 					if t := terminalRe.FindStringSubmatch(leadIn); t != nil {
 						s.Terminal = ordinal(t[1])
 					}
@@ -170,7 +203,7 @@ func ReaderSteps(d *docs.Doc) ([]Step, []Skipped, error) {
 				skipped = append(skipped, Skipped{Line: b.Fence + 1, Reason: m})
 				continue
 			}
-			s := Step{Line: b.Fence + 1, Terminal: 1, Commands: b.Content}
+			s := Step{Line: b.Fence + 1, Terminal: 1, Commands: b.Content, Section: section}
 			if m := terminalRe.FindStringSubmatch(leadIn); m != nil {
 				s.Terminal = ordinal(m[1])
 			}
@@ -237,8 +270,10 @@ func parseCheck(directive string) (Check, error) {
 			c.Timeout, err = time.ParseDuration(v)
 		case k == "fails" && !hasValue:
 			c.Fails = true
+		case k == "reset" && !hasValue:
+			c.Reset = true
 		default:
-			err = fmt.Errorf("unknown check %q (expect=, wait=, timeout=, fails)", w)
+			err = fmt.Errorf("unknown check %q (expect=, wait=, timeout=, fails, reset)", w)
 		}
 		if err != nil {
 			return c, err
@@ -247,7 +282,59 @@ func parseCheck(directive string) (Check, error) {
 	if c.Wait != nil && (c.Fails || c.Expect != nil) {
 		return c, fmt.Errorf("wait= is for a block that keeps running; it takes no expect= or fails")
 	}
+	if c.Reset && c.Wait != nil {
+		return c, fmt.Errorf("reset is for the block that starts an exercise again; it cannot keep running (wait=)")
+	}
 	return c, nil
+}
+
+// exercise is where an "## Exercise" section's steps are in the order
+// followed: its first and last, and the one after which a participant who
+// gives up stops it.
+type exercise struct {
+	first, midway, last int
+	slug                string
+}
+
+// exerciseSections finds the "## Exercise" sections among the steps. Midway
+// is the first command typed after one that keeps running (a server, the
+// state a Ctrl-C leaves most behind), or else the middle command.
+func exerciseSections(steps []Step, order []int) map[string]exercise {
+	out := map[string]exercise{}
+	for k, i := range order {
+		sec := steps[i].Section
+		if !strings.HasPrefix(sec, "Exercise ") {
+			continue
+		}
+		ex, seen := out[sec]
+		if !seen {
+			num := strings.TrimPrefix(sec, "Exercise ")
+			num = num[:len(num)-len(strings.TrimLeft(num, "0123456789"))]
+			ex = exercise{first: k, midway: -1, slug: "exercise-" + num}
+		}
+		ex.last = k
+		out[sec] = ex
+	}
+	for sec, ex := range out {
+		var commands []int
+		running := false
+		for k := ex.first; k <= ex.last; k++ {
+			s := steps[order[k]]
+			if s.Commands == nil {
+				continue
+			}
+			if running && s.Check.Wait == nil && ex.midway < 0 {
+				ex.midway = k
+			}
+			running = running || s.Check.Wait != nil
+			commands = append(commands, k)
+		}
+		if ex.midway < 0 && len(commands) > 0 {
+			ex.midway = commands[len(commands)/2]
+		}
+		out[sec] = ex
+	}
+	return out
 }
 
 // Where names a step for a message: the file and line, the step's number
@@ -255,6 +342,9 @@ func parseCheck(directive string) (Check, error) {
 func (s Step) Where(path string, n int) string {
 	if s.File != "" {
 		return fmt.Sprintf("%s:%d, step %d (%s, saved from the %s terminal)", path, s.Line, n, s.File, ordinals[s.Terminal-1])
+	}
+	if s.Close != nil {
+		return fmt.Sprintf("%s:%d, step %d (closing terminals)", path, s.Line, n)
 	}
 	if s.Commands == nil {
 		return fmt.Sprintf("%s:%d, step %d (Ctrl-C)", path, s.Line, n)

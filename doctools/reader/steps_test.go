@@ -175,6 +175,8 @@ func TestReaderStepsRefuse(t *testing.T) {
 		{"Ctrl-C in no terminal", "Stop it with Ctrl-C.\n", "names no terminal"},
 		{"an unknown check", "<!-- check colour=blue -->\n```sh\nmake\n```\n", "unknown check"},
 		{"wait with expect", "<!-- check wait=\"x\" expect=\"y\" -->\n```sh\nmake\n```\n", "takes no expect"},
+		{"reset that keeps running", "<!-- check reset wait=\"x\" -->\n```sh\nmake\n```\n", "cannot keep running"},
+		{"closing the first terminal", "Close the first terminal.\n", "cannot be closed"},
 	} {
 		_, _, err := parse(t, tc.md)
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -210,5 +212,50 @@ func TestSavedListings(t *testing.T) {
 	}
 	if w := steps[1].Where("t.md", 2); !strings.Contains(w, "config/x.yaml") {
 		t.Errorf("Where: %q does not name the file", w)
+	}
+}
+
+// TestExercises: a paragraph that closes terminals, after its Ctrl-C; the
+// reset block kept apart; each "## Exercise" section's first, last and
+// midway steps (midway: the first command after one that keeps running,
+// or the middle command).
+func TestExercises(t *testing.T) {
+	md := "# Workshop\n\n```sh\nmake cluster-up\n```\n\n" +
+		"## Exercise 1: a server\n\n```sh\nmake install\n```\n\n" +
+		"In a second terminal:\n\n<!-- check wait=\"Starting\" -->\n```sh\nmake run\n```\n\n" +
+		"Back in the first terminal:\n\n```sh\nkubectl get pods\n```\n\n```sh\nkubectl get events\n```\n\n" +
+		"Stop it: Ctrl-C in the second terminal. Close the second terminal.\n\n" +
+		"## Exercise 2: files\n\n```sh\ngit apply x.patch\n```\n\n```sh\nmake test\n```\n\n```sh\ngit checkout -- .\n```\n\n" +
+		"## When an exercise goes wrong\n\nStop what runs, then:\n\n<!-- check reset -->\n```sh\nmake workshop-reset\n```\n"
+	steps, _, err := parse(t, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order, resets []int
+	for i, s := range steps {
+		if s.Check.Reset {
+			resets = append(resets, i)
+			continue
+		}
+		order = append(order, i)
+	}
+	if len(resets) != 1 || steps[resets[0]].Commands[0] != "make workshop-reset" {
+		t.Fatalf("reset steps: %v", resets)
+	}
+	// Steps: 0 cluster-up, 1 install, 2 run, 3 get pods, 4 get events,
+	// 5 Ctrl-C, 6 close, 7 apply, 8 test, 9 checkout.
+	if s := steps[order[5]]; !reflect.DeepEqual(s.Interrupt, []int{2}) || s.Close != nil {
+		t.Errorf("step 6: %+v, want Ctrl-C in the second terminal only", s)
+	}
+	if s := steps[order[6]]; !reflect.DeepEqual(s.Close, []int{2}) || s.Interrupt != nil || s.Section != "Exercise 1: a server" {
+		t.Errorf("step 7: %+v, want the second terminal closed, in exercise 1", s)
+	}
+	got := exerciseSections(steps, order)
+	want := map[string]exercise{
+		"Exercise 1: a server": {first: 1, midway: 3, last: 6, slug: "exercise-1"},
+		"Exercise 2: files":    {first: 7, midway: 8, last: 9, slug: "exercise-2"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("exercises:\n got %+v\nwant %+v", got, want)
 	}
 }

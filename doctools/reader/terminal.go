@@ -351,6 +351,50 @@ func (t *Terminals) Interrupt(ctx context.Context, n int) error {
 	return nil
 }
 
+// InterruptAll presses Ctrl-C in every terminal that runs a block, the last
+// opened first, as a reader who gives up on an exercise stops everything.
+func (t *Terminals) InterruptAll(ctx context.Context) ([]int, error) {
+	var stopped []int
+	for n := len(ordinals); n >= 1; n-- {
+		if w, ok := t.win[n]; ok && w.running != "" {
+			if err := t.Interrupt(ctx, n); err != nil {
+				return stopped, err
+			}
+			stopped = append(stopped, n)
+		}
+	}
+	return stopped, nil
+}
+
+// CloseTerminal closes terminal n (not the first): the next block the text
+// sends there opens a new one, at the repository root.
+func (t *Terminals) CloseTerminal(n int) error {
+	w, ok := t.win[n]
+	if !ok {
+		return fmt.Errorf("the %s terminal is not open", ordinals[n-1])
+	}
+	if n == 1 {
+		return fmt.Errorf("the first terminal is where the chapter runs: it cannot be closed")
+	}
+	if w.running != "" {
+		return fmt.Errorf("the %s terminal still runs %q: the text must stop it (Ctrl-C) before closing it", ordinals[n-1], w.running)
+	}
+	delete(t.win, n)
+	_, err := t.tmux("kill-pane", "-t", w.pane)
+	return err
+}
+
+// Open lists the open terminals.
+func (t *Terminals) Open() []int {
+	var open []int
+	for n := 1; n <= len(ordinals); n++ {
+		if _, ok := t.win[n]; ok {
+			open = append(open, n)
+		}
+	}
+	return open
+}
+
 // Running names the terminals still running a block.
 func (t *Terminals) Running() []string {
 	var r []string

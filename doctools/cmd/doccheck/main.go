@@ -59,6 +59,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, e)
 		failed = true
 	}
+	workshop, err := docs.CheckWorkshop(*root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "doccheck:", err)
+		os.Exit(2)
+	}
+	for _, p := range workshop {
+		fmt.Fprintln(os.Stderr, p)
+		failed = true
+	}
 	rejected, err := docs.CheckRejected(*root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "doccheck:", err)
@@ -71,5 +80,5 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
-	fmt.Printf("doccheck: %d pages: every link and anchor resolves; every Chinese page keeps its English page's code blocks and uses no rendering the glossary rejects\n", len(files))
+	fmt.Printf("doccheck: %d pages: every link and anchor resolves; every Chinese page keeps its English page's code blocks and uses no rendering the glossary rejects; the workshop's agenda adds up\n", len(files))
 }

@@ -86,7 +86,7 @@ func run(root, from string, check bool) error {
 	return nil
 }
 
-// importTimes writes the zsh pass's lines of a reader run's timings
+// importTimes writes the zsh pass's lines, and the workshop exercises', of a reader run's timings
 // ("# commit C", then "PASS<tab>PAGE<tab>SECONDS") as "PAGE<tab>SECONDS".
 func importTimes(from, to string) error {
 	f, err := os.Open(from)
@@ -96,7 +96,8 @@ func importTimes(from, to string) error {
 	defer f.Close()
 	var b strings.Builder
 	b.WriteString("# The seconds the reader runner took to type each chapter's steps (the zsh\n")
-	b.WriteString("# pass: each chapter alone, from a fresh clone). Written by\n")
+	b.WriteString("# pass: each chapter alone, from a fresh clone), and each workshop exercise's\n")
+	b.WriteString("# (the workshop pass, typed whole after it was stopped midway and reset). Written by\n")
 	b.WriteString("# `cd doctools && go run ./cmd/doctimes -from ../.cache/reader-times.tsv`.\n")
 	n := 0
 	sc := bufio.NewScanner(f)
@@ -107,7 +108,10 @@ func importTimes(from, to string) error {
 			continue
 		}
 		fields := strings.Split(line, "\t")
-		if len(fields) != 3 || fields[0] != "zsh" {
+		// The chapters from the zsh pass; the workshop's exercises
+		// ("workshop#exercise-1", each typed whole after its restart) from
+		// the workshop pass, for the agenda.
+		if len(fields) != 3 || !(fields[0] == "zsh" || fields[0] == "workshop" && strings.Contains(fields[1], "#")) {
 			continue
 		}
 		fmt.Fprintf(&b, "%s\t%s\n", fields[1], fields[2])
