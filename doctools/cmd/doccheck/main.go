@@ -40,45 +40,37 @@ func main() {
 		files = append(files, m...)
 	}
 	sort.Strings(files)
+	// Each check returns what it found wrong, or an error when it could not
+	// check at all.
+	checks := []func() ([]string, error){
+		func() ([]string, error) { return asStrings(docs.CheckLinks(*root, files)) },
+		func() ([]string, error) { return asStrings(docs.CheckTwins(*root)) },
+		func() ([]string, error) { return docs.CheckWorkshop(*root) },
+		func() ([]string, error) { return docs.CheckRejected(*root) },
+	}
 	failed := false
-	links, err := docs.CheckLinks(*root, files)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "doccheck:", err)
-		os.Exit(2)
-	}
-	for _, p := range links {
-		fmt.Fprintln(os.Stderr, p)
-		failed = true
-	}
-	twins, err := docs.CheckTwins(*root)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "doccheck:", err)
-		os.Exit(2)
-	}
-	for _, e := range twins {
-		fmt.Fprintln(os.Stderr, e)
-		failed = true
-	}
-	workshop, err := docs.CheckWorkshop(*root)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "doccheck:", err)
-		os.Exit(2)
-	}
-	for _, p := range workshop {
-		fmt.Fprintln(os.Stderr, p)
-		failed = true
-	}
-	rejected, err := docs.CheckRejected(*root)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "doccheck:", err)
-		os.Exit(2)
-	}
-	for _, p := range rejected {
-		fmt.Fprintln(os.Stderr, p)
-		failed = true
+	for _, check := range checks {
+		problems, err := check()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "doccheck:", err)
+			os.Exit(2)
+		}
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, p)
+			failed = true
+		}
 	}
 	if failed {
 		os.Exit(1)
 	}
 	fmt.Printf("doccheck: %d pages: every link and anchor resolves; every Chinese page keeps its English page's code blocks and uses no rendering the glossary rejects; the workshop's agenda adds up\n", len(files))
+}
+
+// asStrings turns a check's problems, of whatever type, into their messages.
+func asStrings[T any](problems []T, err error) ([]string, error) {
+	out := make([]string, len(problems))
+	for i, p := range problems {
+		out[i] = fmt.Sprint(p)
+	}
+	return out, err
 }
