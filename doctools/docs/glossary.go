@@ -115,3 +115,37 @@ func CheckRejected(root string) ([]string, error) {
 	}
 	return problems, nil
 }
+
+// CheckEnglishLinks reports each link of a Chinese page to a page that has
+// no Chinese version (bench.md, a module's README, CONTRIBUTING.md) whose
+// text does not say it is English (“（英文）” in it or right after it): a
+// Chinese reader should know before following it. The language switch
+// ("[English](../x.md)") is the exception.
+func CheckEnglishLinks(root string) ([]string, error) {
+	files, _ := filepath.Glob(filepath.Join(root, "docs", "zh", "*.md"))
+	files = append([]string{filepath.Join(root, "README.zh.md")}, files...)
+	var problems []string
+	for _, f := range files {
+		d, err := ReadDoc(f)
+		if err != nil {
+			return nil, err
+		}
+		rel, _ := filepath.Rel(root, f)
+		for _, l := range d.Links() {
+			target := RepoPath(filepath.ToSlash(rel), l.Dest)
+			if l.Image || l.Text == "English" || !strings.HasSuffix(target, ".md") || strings.HasPrefix(target, "docs/zh/") || target == "README.zh.md" {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(root, "docs", "zh", strings.TrimPrefix(target, "docs/"))); err == nil && strings.HasPrefix(target, "docs/") {
+				continue // an English page with a Chinese twin: the link should go to the twin, which CheckTwins' links see
+			}
+			line := d.Lines[l.Line-1]
+			after := line[strings.Index(line, "]("+l.Dest+")")+len("]("+l.Dest+")"):]
+			if strings.Contains(l.Text, "英文") || strings.HasPrefix(after, "（英文）") {
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("%s:%d: the link [%s](%s) leads to an English page: say so, [%s（英文）](%s)", rel, l.Line, l.Text, l.Dest, l.Text, l.Dest))
+		}
+	}
+	return problems, nil
+}

@@ -66,3 +66,44 @@ func TestRejectedRenderings(t *testing.T) {
 		}
 	}
 }
+
+// TestEnglishLinks: a Chinese page's link to a page with no Chinese version
+// must say （英文）; the language switch and links to Chinese pages need not.
+func TestEnglishLinks(t *testing.T) {
+	if problems, err := CheckEnglishLinks(repoRoot(t)); err != nil || len(problems) > 0 {
+		t.Fatalf("the repository's Chinese pages: %v %v", err, problems)
+	}
+	tmp := t.TempDir()
+	for rel, text := range map[string]string{
+		"README.zh.md":       "# 标题\n\n见 [CONTRIBUTING.md](CONTRIBUTING.md#ci)。\n",
+		"docs/zh/a.md":       "[English](../a.md)\n\n[测量（英文）](../bench.md) 和 [测量](../bench.md#x)（英文），[另一页](b.md)，[健壮性](../robustness.md)。\n",
+		"docs/zh/b.md":       "# b\n",
+		"docs/a.md":          "# a\n",
+		"docs/bench.md":      "# bench\n",
+		"docs/robustness.md": "# robustness\n",
+	} {
+		p := filepath.Join(tmp, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	problems, err := CheckEnglishLinks(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"README.zh.md:3: the link [CONTRIBUTING.md](CONTRIBUTING.md#ci) leads to an English page",
+		"docs/zh/a.md:3: the link [健壮性](../robustness.md) leads to an English page",
+	}
+	if len(problems) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%s", len(problems), len(want), strings.Join(problems, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(problems[i], w) {
+			t.Errorf("problem %d: %s\nwant it to start %s", i, problems[i], w)
+		}
+	}
+}
