@@ -36,6 +36,10 @@ import (
 // networkFinalizer is crd-demo's (controller.go).
 const networkFinalizer = "samplecrd.k8s.io/backend-network"
 
+// baselineReady is the line the loop prints once its clients are made,
+// before it creates anything.
+const baselineReady = "plain loop: clients ready, waiting for SIGUSR1"
+
 func runBaseline(kindName string, n int, ns string, q qpsSetting, workers int, backendURL string) error {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
 	if err != nil {
@@ -58,6 +62,16 @@ func runBaseline(kindName string, n int, ns string, q qpsSetting, workers int, b
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The bench reads what the loop holds before its first object, then
+	// says go (SIGUSR1): what the objects add is what it holds beyond that.
+	goAhead := make(chan os.Signal, 1)
+	signal.Notify(goAhead, syscall.SIGUSR1)
+	fmt.Println(baselineReady)
+	select {
+	case <-goAhead:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 
 	one := func(i int) error {
 		switch kindName {

@@ -62,6 +62,7 @@ func main() {
 		baseQPS     = flag.Float64("baseline-qps", 5, "Internal, with -baseline.")
 		baseBurst   = flag.Int("baseline-burst", 10, "Internal, with -baseline.")
 		backendURL  = flag.String("backend-url", "", "Internal, with -baseline.")
+		curve       = flag.Bool("curve", false, "The growth curve: N = "+curveSizes+" unless -n is given, into docs/bench.md's "+curveSection+" section and docs/bench-curve.png unless -png is given; the default run's section is left as it is. Needs room for 3 pods a CustomPod: make bench BENCH_NODE_PODS=4000 BENCH_FLAGS=-curve.")
 		countsMode  = flag.Bool("counts", false, "Run nothing: count each CustomPod implementation's lines, files, dependencies and binary, and write the table of -doc (no cluster needed).")
 		check       = flag.Bool("check", false, "With -counts: count again and fail when -doc's table says otherwise; write nothing.")
 		stdout      = flag.Bool("stdout", false, "With -counts: print the table instead of writing it.")
@@ -84,6 +85,18 @@ func main() {
 		return
 	}
 	begun := time.Now()
+	section := mainSection
+	if *curve {
+		section = curveSection
+		given := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		if !given["n"] {
+			_ = flag.Set("n", curveSizes)
+		}
+		if !given["png"] {
+			_ = flag.Set("png", "docs/bench-curve.png")
+		}
+	}
 	if *full {
 		given := map[string]bool{}
 		flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -104,6 +117,9 @@ func main() {
 		}
 		return
 	}
+	if *redraw && *curve {
+		fail(2, fmt.Errorf("-redraw draws the default run's chart only; -curve's is drawn by its run"))
+	}
 	if *redraw {
 		md, err := os.ReadFile(filepath.Join(rootDir, *mdPath))
 		if err != nil {
@@ -123,6 +139,11 @@ func main() {
 	if err != nil {
 		fail(2, err)
 	}
+	if *clusterMode == "fresh" {
+		if err := checkRoom(slices.Max(ns), *otherPods); err != nil {
+			fail(2, err)
+		}
+	}
 	if *burst < 1 || *qps == 0 {
 		fail(2, fmt.Errorf("-qps must not be 0 and -burst must be at least 1; got %v and %d", *qps, *burst))
 	}
@@ -137,7 +158,7 @@ func main() {
 
 	// Find out now, not after the runs, if the results cannot be written.
 	if *mdPath != "" {
-		if err := replaceGenerated(filepath.Join(rootDir, *mdPath), "", true); err != nil {
+		if err := replaceGenerated(filepath.Join(rootDir, *mdPath), section, "", true); err != nil {
 			fail(2, err)
 		}
 	}
@@ -247,7 +268,7 @@ func main() {
 	fmt.Println(md)
 	if *mdPath != "" {
 		p := b.path(*mdPath)
-		if err := replaceGenerated(p, md, false); err != nil {
+		if err := replaceGenerated(p, section, md, false); err != nil {
 			fail(1, err)
 		}
 		b.logf("wrote %s", p)
@@ -278,8 +299,29 @@ func parseSizes(s string) ([]int, error) {
 	return ns, nil
 }
 
+// checkRoom fails when the fresh clusters' fake nodes (CLUSTER_NODES of
+// CLUSTER_NODE_PODS pods each, as make bench sets them) cannot hold the
+// largest run's pods: 3 for each CustomPod and the warm-up object's, and
+// the pods of others. Pods that fit nowhere stay Pending, and the run would
+// time out after minutes instead of failing now.
+func checkRoom(maxN, otherPods int) error {
+	nodes, err1 := strconv.Atoi(os.Getenv("CLUSTER_NODES"))
+	perNode, err2 := strconv.Atoi(os.Getenv("CLUSTER_NODE_PODS"))
+	if err1 != nil || err2 != nil {
+		return nil // the cluster's own defaults: not make bench's
+	}
+	if need := 3*(maxN+1) + otherPods; nodes*perNode < need {
+		return fmt.Errorf("N = %d needs room for %d pods; the cluster's %d nodes hold %d each (%d): give more, make bench BENCH_NODE_PODS=%d", maxN, need, nodes, perNode, nodes*perNode, (need+nodes-1)/nodes)
+	}
+	return nil
+}
+
 // fullSizes are -full's N.
 const fullSizes = "10,100,1000"
+
+// curveSizes are -curve's Ns: from a small cluster's to five times the
+// default run's.
+const curveSizes = "100,1000,5000"
 
 // selectImpls reads -impl: empty is the default run, the CustomPod
 // controllers (each controller's code once) and their plain loop, what the

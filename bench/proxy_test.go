@@ -99,20 +99,25 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestTheGeneratedSectionIsFoundAndReplaced(t *testing.T) {
+	// Each section's markers, the other's left alone.
+	mb, me := markers(mainSection)
+	cb, ce := markers(curveSection)
 	p := t.TempDir() + "/bench.md"
-	if err := os.WriteFile(p, []byte("intro\n"+beginMarker+"\nold\n"+endMarker+"\nafter\n"), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte("intro\n"+mb+"\nold\n"+me+"\nmiddle\n"+cb+"\nold curve\n"+ce+"\nafter\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := replaceGenerated(p, "new\n", false); err != nil {
+	if err := replaceGenerated(p, curveSection, "new curve\n", false); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(p)
-	if want := "intro\n" + beginMarker + "\nnew\n" + endMarker + "\nafter\n"; string(got) != want {
+	if want := "intro\n" + mb + "\nold\n" + me + "\nmiddle\n" + cb + "\nnew curve\n" + ce + "\nafter\n"; string(got) != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	// The committed docs/bench.md must keep its markers, or make bench
-	// would refuse to start.
-	if err := replaceGenerated("../docs/bench.md", "", true); err != nil {
-		t.Error(err)
+	// The committed docs/bench.md must keep both sections' markers, or make
+	// bench would refuse to start.
+	for _, section := range []string{mainSection, curveSection} {
+		if err := replaceGenerated("../docs/bench.md", section, "", true); err != nil {
+			t.Error(err)
+		}
 	}
 }

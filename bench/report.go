@@ -131,6 +131,14 @@ func (r report) markdown() string {
 			fmt.Fprintf(&b, "- %s, N = %d: %d ms\n", x.Impl, x.N, x.Startup.Milliseconds())
 		}
 	}
+	if ns := sizes(r.Results); len(ns) > 1 {
+		b.WriteString("\nHow each grows with N. RSS per object is what the N objects added to the process's high-water mark (its peak, less the peak it had reached before the first of them: start-up, and the warm-up object), over N; CPU per object is its CPU time over the run, over N:\n\n")
+		b.WriteString("| implementation | N | converged in | requests per object | peak RSS | RSS per object | CPU per object |\n|---|--:|--:|--:|--:|--:|--:|\n")
+		for _, x := range r.Results {
+			fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %.1f MB | %.1f KB | %.2f ms |\n", x.Impl, x.N, seconds(x.Converge),
+				float64(x.Requests)/float64(x.N), float64(x.PeakRSS)/1e6, x.rssPerObject()/1e3, float64(x.CPU.Microseconds())/1e3/float64(x.N))
+		}
+	}
 	var withCluster []summary
 	for _, x := range r.Results {
 		if x.Cluster != nil {
@@ -146,6 +154,17 @@ func (r report) markdown() string {
 	return b.String()
 }
 
+// sizes are the Ns of the results, in order.
+func sizes(s []summary) []int {
+	var ns []int
+	for _, x := range s {
+		if !slices.Contains(ns, x.N) {
+			ns = append(ns, x.N)
+		}
+	}
+	return ns
+}
+
 func maxN(s []summary) int {
 	n := 0
 	for _, x := range s {
@@ -154,18 +173,25 @@ func maxN(s []summary) int {
 	return n
 }
 
+// The generated sections of docs/bench.md: the default run's, and the
+// growth curve's (-curve).
 const (
-	beginMarker = "<!-- bench:begin (written by make bench; do not edit) -->"
-	endMarker   = "<!-- bench:end -->"
+	mainSection  = "bench"
+	curveSection = "bench-curve"
 )
 
-// replaceGenerated puts md between the markers of the file at path; with
-// check, it only checks that it could.
-func replaceGenerated(path, md string, check bool) error {
+func markers(section string) (begin, end string) {
+	return "<!-- " + section + ":begin (written by make bench; do not edit) -->", "<!-- " + section + ":end -->"
+}
+
+// replaceGenerated puts md between the section's markers in the file at
+// path; with check, it only checks that it could.
+func replaceGenerated(path, section, md string, check bool) error {
 	old, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
+	beginMarker, endMarker := markers(section)
 	i, j := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
 	if i < 0 || j < i {
 		return fmt.Errorf("%s: want the lines %q and %q around the generated section", path, beginMarker, endMarker)
@@ -281,15 +307,40 @@ func (r report) chart(path string) error {
 		reqs.Y.Min = 0
 		reqs.Legend.Top, reqs.Legend.Left = false, false
 	}
+	rows := [][]*plot.Plot{{conv, reqs}}
+	if len(ns) > 1 {
+		// The memory a run costs, and what each object adds to it: a
+		// controller that stays linear has a flat second line.
+		rss, err := lines("Peak RSS", "MB", order, byImpl, func(x summary) float64 { return float64(x.PeakRSS) / 1e6 })
+		if err != nil {
+			return err
+		}
+		per, err := lines("RSS per object (peak less the peak before the objects, over N)", "KB", order, byImpl,
+			func(x summary) float64 { return x.rssPerObject() / 1e3 })
+		if err != nil {
+			return err
+		}
+		// Memory on linear axes from zero, as requests are: 87 against 55 MB
+		// should look like it.
+		for _, p := range []*plot.Plot{rss, per} {
+			p.Y.Scale, p.Y.Tick.Marker = plot.LinearScale{}, plot.DefaultTicks{}
+			p.Y.Min = 0
+			p.Legend.Top, p.Legend.Left = false, false
+		}
+		rows = append(rows, []*plot.Plot{rss, per})
+	}
 
-	img := vgimg.New(13*vg.Inch, 5.5*vg.Inch)
+	img := vgimg.New(13*vg.Inch, vg.Length(len(rows))*5.5*vg.Inch)
 	dc := draw.New(img)
 	dc.Canvas.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 2, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
-	canvases := plot.Align([][]*plot.Plot{{conv, reqs}}, tiles, dc)
-	conv.Draw(canvases[0][0])
-	reqs.Draw(canvases[0][1])
+	tiles := draw.Tiles{Rows: len(rows), Cols: 2, PadX: vg.Inch / 2, PadY: vg.Inch / 2, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
+	canvases := plot.Align(rows, tiles, dc)
+	for i, row := range rows {
+		for j, p := range row {
+			p.Draw(canvases[i][j])
+		}
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err

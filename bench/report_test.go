@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -88,5 +89,47 @@ func TestSummarizeTakesMedians(t *testing.T) {
 	}
 	if f := ratio(kb, got); f != 1.2 {
 		t.Errorf("kubebuilder over the plain loop: %v, want 1.2", f)
+	}
+}
+
+// TestGrowthTable: with more than one N, the report has the growth table
+// (RSS per object is what the objects added to the high-water mark, over N)
+// and the chart its memory row; with one N, neither.
+func TestGrowthTable(t *testing.T) {
+	row := func(impl string, n int, peak, start uint64, cpu time.Duration) summary {
+		return summary{Impl: impl, Kind: "CustomPod", N: n, Runs: 3, Converge: time.Duration(n) * 30 * time.Millisecond,
+			Min: time.Second, Max: 2 * time.Second, Requests: 65 * n / 10, PeakRSS: peak, StartRSS: start, CPU: cpu}
+	}
+	r := report{Env: "a test", Main: qpsSetting{100, 200}, Workers: 2, Repeat: 3, Took: time.Minute, Results: []summary{
+		row("kubebuilder", 100, 60e6, 52e6, 600*time.Millisecond),
+		row("kubebuilder", 1000, 87e6, 52e6, 5*time.Second),
+		row("plain loop", 100, 40e6, 39e6, 200*time.Millisecond),
+		row("plain loop", 1000, 44e6, 39e6, 2*time.Second),
+	}}
+	md := r.markdown()
+	for _, want := range []string{
+		"| kubebuilder | 100 | 3.00 s | 6.5 | 60.0 MB | 80.0 KB | 6.00 ms |",
+		"| kubebuilder | 1000 | 30.0 s | 6.5 | 87.0 MB | 35.0 KB | 5.00 ms |",
+		"| plain loop | 1000 | 30.0 s | 6.5 | 44.0 MB | 5.0 KB | 2.00 ms |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the growth table lacks %q:\n%s", want, md)
+		}
+	}
+	one := r
+	one.Results = r.Results[1:2]
+	if strings.Contains(one.markdown(), "How each grows with N") {
+		t.Error("one N should give no growth table")
+	}
+	dir := t.TempDir()
+	for name, rep := range map[string]report{"curve.png": r, "one.png": one} {
+		if err := rep.chart(dir + "/" + name); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	curve, _ := os.Stat(dir + "/curve.png")
+	single, _ := os.Stat(dir + "/one.png")
+	if curve == nil || single == nil || curve.Size() <= single.Size() {
+		t.Errorf("the curve's chart (two rows of plots) should be larger than one N's: %v, %v", curve, single)
 	}
 }

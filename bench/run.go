@@ -9,10 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,6 +79,7 @@ type result struct {
 	PeakAnon uint64        // bytes, sampled (process.PeakAnon)
 	CPU      time.Duration // user + system
 	Startup  time.Duration // exec to the log line that says its workers run; 0 for the plain loop
+	StartRSS uint64        // bytes: the high-water mark before the first of the N objects
 	Deleted  time.Duration // Networks only: delete all → all gone from the backend
 	// Cluster is the CPU time each of the cluster's components spent over
 	// the same span as Requests (kwok clusters only).
@@ -435,6 +438,17 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		if p, err = process.Start(process.Spec{Name: im.name, Path: self, Args: args, Env: []string{"KUBECONFIG=" + kc}, LogFile: filepath.Join(dir, "loop.log")}); err != nil {
 			return res, err
 		}
+		// What the loop holds before its first object; then it may go.
+		if _, err := p.WaitForLog(ctx, regexp.MustCompile(regexp.QuoteMeta(baselineReady)), time.Minute); err != nil {
+			_ = p.Stop()
+			return res, fmt.Errorf("the plain loop did not start: %w\n%s", err, tail(p))
+		}
+		if res.StartRSS, err = p.PeakRSS(); err != nil {
+			return res, err
+		}
+		if err := syscall.Kill(p.Pid(), syscall.SIGUSR1); err != nil {
+			return res, err
+		}
 		before = map[string]int{}
 	} else {
 		if p, err = b.startController(st, im, q, backendURL); err != nil {
@@ -452,6 +466,10 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		// (docs/bench.md, step 10).
 		if err := b.warmUp(ctx, t, im, ns, n, proxy, p); err != nil {
 			_ = p.Stop()
+			return res, err
+		}
+		// What the N objects cost is what the process holds beyond this.
+		if res.StartRSS, err = p.PeakRSS(); err != nil {
 			return res, err
 		}
 		before = proxy.Snapshot()

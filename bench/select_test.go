@@ -55,3 +55,21 @@ func TestDefaultRunsEachControllerOnce(t *testing.T) {
 		t.Errorf("the main table should still read back: %v", err)
 	}
 }
+
+// TestCheckRoom: a run whose pods the fake nodes cannot hold fails before
+// it starts, naming the make variable that gives room; make bench's
+// default (4 nodes of 1000) holds N = 1000.
+func TestCheckRoom(t *testing.T) {
+	t.Setenv("CLUSTER_NODES", "4")
+	t.Setenv("CLUSTER_NODE_PODS", "1000")
+	if err := checkRoom(1000, 0); err != nil {
+		t.Errorf("N = 1000 on 4 nodes of 1000: %v", err)
+	}
+	err := checkRoom(5000, 0)
+	if err == nil || !strings.Contains(err.Error(), "needs room for 15003 pods") || !strings.Contains(err.Error(), "BENCH_NODE_PODS=3751") {
+		t.Errorf("N = 5000 on 4 nodes of 1000: %v", err)
+	}
+	if err := checkRoom(100, 10000); err == nil {
+		t.Error("10,000 pods of others on 4 nodes of 1000 should not fit")
+	}
+}

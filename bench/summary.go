@@ -28,6 +28,7 @@ type summary struct {
 	PeakAnon   uint64        // median, bytes: the anonymous part, sampled
 	CPU        time.Duration // median
 	Startup    time.Duration // median
+	StartRSS   uint64        // median, bytes: the high-water mark before the N objects
 	Deleted    time.Duration // median; Networks only
 	// Breakdown is the request counts of the run whose time was the
 	// median, watches apart.
@@ -37,6 +38,15 @@ type summary struct {
 	// time. Zero and nil where the cluster was not kwok's.
 	ClusterCPU time.Duration
 	Cluster    map[string]time.Duration
+}
+
+// rssPerObject is what each of the N objects added to the process's
+// high-water mark, in bytes.
+func (s summary) rssPerObject() float64 {
+	if s.PeakRSS <= s.StartRSS || s.N == 0 {
+		return 0
+	}
+	return float64(s.PeakRSS-s.StartRSS) / float64(s.N)
 }
 
 // summarize groups runs by implementation, N and rate limit, in the order
@@ -90,6 +100,7 @@ func summarize(runs []result, impls []implementation) []summary {
 		s.Writes = ints(func(r result) int { return r.Requests.Writes() })
 		s.PeakRSS = uint64(ints(func(r result) int { return int(r.PeakRSS) }))
 		s.PeakAnon = uint64(ints(func(r result) int { return int(r.PeakAnon) }))
+		s.StartRSS = uint64(ints(func(r result) int { return int(r.StartRSS) }))
 		s.ClusterCPU = median(durs(func(r result) time.Duration { return sumCPU(r.Cluster) }))
 		for _, r := range rs {
 			if r.Converge == s.Converge {
