@@ -1,11 +1,14 @@
 package docs
 
 import (
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"example.com/k8s-demo/e2e/cluster"
 )
 
 // Page is one page of the reading order.
@@ -81,4 +84,17 @@ func PageName(p string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSuffix(file, ".md"), true
+}
+
+// Root is the repository root a command works on: the one its -root flag
+// gives, or else the one the working directory is in.
+func Root(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return cluster.FindRoot(wd)
 }

@@ -19,21 +19,17 @@ import (
 	"sort"
 
 	"example.com/k8s-demo/doctools/docs"
-	"example.com/k8s-demo/e2e/cluster"
 )
 
 func main() {
 	root := flag.String("root", "", "the repository root (default: found from the working directory)")
 	flag.Parse()
-	if *root == "" {
-		wd, _ := os.Getwd()
-		r, err := cluster.FindRoot(wd)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "doccheck:", err)
-			os.Exit(2)
-		}
-		*root = r
+	r, err := docs.Root(*root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "doccheck:", err)
+		os.Exit(2)
 	}
+	*root = r
 	var files []string
 	for _, pattern := range []string{"README*.md", "*/README.md", "docs/*.md", "docs/zh/*.md"} {
 		m, _ := filepath.Glob(filepath.Join(*root, pattern))

@@ -19,7 +19,6 @@ import (
 	"strings"
 
 	"example.com/k8s-demo/doctools/docs"
-	"example.com/k8s-demo/e2e/cluster"
 )
 
 const timesFile = "docs/reader-times.tsv"
@@ -36,13 +35,9 @@ func main() {
 }
 
 func run(root, from string, check bool) error {
-	if root == "" {
-		wd, _ := os.Getwd()
-		r, err := cluster.FindRoot(wd)
-		if err != nil {
-			return err
-		}
-		root = r
+	root, err := docs.Root(root)
+	if err != nil {
+		return err
 	}
 	if from != "" {
 		if err := importTimes(from, filepath.Join(root, timesFile)); err != nil {

@@ -23,7 +23,6 @@ import (
 	"sort"
 
 	"example.com/k8s-demo/doctools/docs"
-	"example.com/k8s-demo/e2e/cluster"
 )
 
 func main() {
@@ -39,15 +38,12 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if *root == "" {
-		wd, _ := os.Getwd()
-		r, err := cluster.FindRoot(wd)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "excerpts:", err)
-			os.Exit(2)
-		}
-		*root = r
+	r, err := docs.Root(*root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "excerpts:", err)
+		os.Exit(2)
 	}
+	*root = r
 	files := flag.Args()
 	if len(files) == 0 {
 		// The Chinese twins quote the same sources: -update keeps them

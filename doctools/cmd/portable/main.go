@@ -20,7 +20,6 @@ import (
 
 	"example.com/k8s-demo/doctools/docs"
 	"example.com/k8s-demo/doctools/portable"
-	"example.com/k8s-demo/e2e/cluster"
 )
 
 // linuxOnly are the scripts that need Linux anyway (debootstrap, dockerd as
@@ -36,14 +35,12 @@ var linuxOnly = map[string]string{
 func main() {
 	root := flag.String("root", "", "the repository root (default: found from the working directory)")
 	flag.Parse()
-	if *root == "" {
-		r, err := cluster.FindRoot(".")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "portable:", err)
-			os.Exit(2)
-		}
-		*root = r
+	r, err := docs.Root(*root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "portable:", err)
+		os.Exit(2)
 	}
+	*root = r
 	findings, n, err := check(*root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "portable:", err)

@@ -34,7 +34,6 @@ import (
 	"strings"
 
 	"example.com/k8s-demo/doctools/docs"
-	"example.com/k8s-demo/e2e/cluster"
 )
 
 func main() {
@@ -53,14 +52,11 @@ func main() {
 	if *out == "" {
 		fail(errors.New("-out is required"))
 	}
-	if *root == "" {
-		wd, _ := os.Getwd()
-		r, err := cluster.FindRoot(wd)
-		if err != nil {
-			fail(err)
-		}
-		*root = r
+	r, err := docs.Root(*root)
+	if err != nil {
+		fail(err)
 	}
+	*root = r
 	s, err := Build(*root, *out)
 	if err != nil {
 		fail(err)
