@@ -150,6 +150,9 @@ func (k *kind) Up(ctx context.Context) error {
 	if err := WaitForDefaultServiceAccount(ctx, k.Kubeconfig(), 3*time.Minute); err != nil {
 		return err
 	}
+	if err := WaitForDaemonSets(ctx, k.Kubeconfig(), 3*time.Minute, k.o.Log); err != nil {
+		return err
+	}
 	progress(k.o.Log, start, "kind cluster %q is ready; kubeconfig: %s", k.o.Name, k.Kubeconfig())
 	return nil
 }

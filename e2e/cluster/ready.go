@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -132,6 +133,57 @@ func WaitForDefaultServiceAccount(ctx context.Context, kubeconfig string, timeou
 		return fmt.Errorf("waiting for the default ServiceAccount: gave up after %s, last seen: %s", timeout, last)
 	}
 	return nil
+}
+
+// WaitForDaemonSets waits until every DaemonSet in kube-system has a pod
+// available on each node it targets. A kind node is Ready before its
+// kube-proxy and CNI pods run: until kube-proxy has written the node's
+// Service rules, a pod's connection to a ClusterIP (the API server's
+// 10.96.0.1, a webhook's Service) leaves the cluster by the default route,
+// and whatever answers there is not the Service. A manager started then
+// fails its first requests and restarts.
+func WaitForDaemonSets(ctx context.Context, kubeconfig string, timeout time.Duration, log io.Writer) error {
+	cs, err := Clientset(kubeconfig)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	last := "no answer from the API server yet"
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		list, err := cs.AppsV1().DaemonSets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			if ctx.Err() == nil {
+				last = err.Error()
+			}
+			return false, nil
+		}
+		if len(list.Items) == 0 {
+			last = "no DaemonSets in kube-system yet"
+			return false, nil
+		}
+		waiting := daemonSetsWaiting(list.Items)
+		last = strings.Join(waiting, ", ")
+		return len(waiting) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for kube-system's DaemonSets (kube-proxy, the CNI) on every node: gave up after %s, last seen: %s", timeout, last)
+	}
+	progress(log, start, "kube-system's DaemonSets (kube-proxy, the CNI) run on every node")
+	return nil
+}
+
+// daemonSetsWaiting names the DaemonSets not yet available on every node
+// they target, with how many of their pods are.
+func daemonSetsWaiting(list []appsv1.DaemonSet) []string {
+	var waiting []string
+	for _, ds := range list {
+		st := ds.Status
+		if st.ObservedGeneration < ds.Generation || st.DesiredNumberScheduled == 0 ||
+			st.NumberAvailable < st.DesiredNumberScheduled || st.UpdatedNumberScheduled < st.DesiredNumberScheduled {
+			waiting = append(waiting, fmt.Sprintf("%s: %d of %d pods available", ds.Name, st.NumberAvailable, st.DesiredNumberScheduled))
+		}
+	}
+	return waiting
 }
 
 func nodeReady(n *corev1.Node) bool {

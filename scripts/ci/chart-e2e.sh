@@ -47,6 +47,10 @@ fail() {
     kubectl get pods -A -o wide 2>&1 | grep -v kube-system
     echo "--- the manager's log (last 40 lines)"
     kubectl logs -n "$ns" deploy/"$demo"-controller-manager --tail=40 2>&1
+    echo "--- the manager's previous run, if it restarted (last 25 lines)"
+    kubectl logs -n "$ns" deploy/"$demo"-controller-manager --previous --tail=25 2>&1
+    echo "--- events in $ns"
+    kubectl get events -n "$ns" --sort-by=.lastTimestamp 2>&1 | tail -15
     echo "--- events in $work_ns"
     kubectl get events -n "$work_ns" --sort-by=.lastTimestamp 2>&1 | tail -15
   } | sed 's/^/    /' >&2
