@@ -117,6 +117,8 @@ type implementation struct {
 	ctrl *impls.Impl
 	// defaultQPS is what the implementation uses when told nothing.
 	defaultQPS qpsSetting
+	// flags are added to the controller's own (args).
+	flags []string
 	// needsBackend starts crd-demo's network-backend beside it.
 	needsBackend bool
 	baseline     bool
@@ -131,8 +133,9 @@ type implementation struct {
 
 // The answers to the stale cache, as the tables name them.
 const (
-	podNames     = "pod names"
-	expectations = "expectations"
+	podNames       = "pod names"
+	expectations   = "expectations"
+	readYourWrites = "read-your-writes"
 )
 
 // qpsSetting is client-go's client-side rate limit. A negative QPS is no limit.
@@ -161,7 +164,7 @@ func (im implementation) args(ns string, q qpsSetting, workers int, backendURL s
 	if im.needsBackend {
 		args = append(args, "--backend-url="+backendURL)
 	}
-	return args
+	return append(args, im.flags...)
 }
 
 // networkController is crd-demo's other controller: another main package of
@@ -192,6 +195,12 @@ var rootDir = func() string {
 	return root
 }()
 
+// withFlags adds flags to im's controller's.
+func withFlags(im implementation, flags ...string) implementation {
+	im.flags = flags
+	return im
+}
+
 // leftOut marks im as one the default run leaves out, for this reason.
 func leftOut(im implementation, why string) implementation {
 	im.leftOut = why
@@ -217,6 +226,11 @@ var implementations = []implementation{
 	// same manager, which answers the stale cache with expectations.
 	leftOut(controllerRuntimeImpl("PodSet (operator-sdk)", &impls.OperatorSDK, podSets, expectations),
 		"another kind, whose controller answers the stale cache with expectations (docs/bench.md, step 3)"),
+	// The same controller, reading through controller-runtime's
+	// read-your-writes client instead of keeping expectations.
+	leftOut(withFlags(controllerRuntimeImpl("PodSet read-your-writes (operator-sdk)", &impls.OperatorSDK, podSets, readYourWrites),
+		"--podset-read-your-writes"),
+		"PodSet, its reads waiting for the cache to show its writes (docs/bench.md, step 3)"),
 	{
 		name: "plain loop", kind: customPods, baseline: true,
 		crds: []string{"crd-demo/crd/custompod.yaml"},

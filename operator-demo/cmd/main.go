@@ -92,6 +92,7 @@ func main() {
 	var kubeAPIQPS float64
 	var kubeAPIBurst int
 	var maxConcurrentReconciles int
+	var podSetReadYourWrites bool
 	var probeAddr string
 	var secureMetrics bool
 	var enableHTTP2 bool
@@ -148,6 +149,11 @@ func main() {
 	// bench gives every implementation 2, as crd-demo's --workers.
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 1,
 		"How many objects each controller reconciles at the same time (never the same object twice).")
+	// Not part of the scaffold: make bench measures PodSet's answers to the
+	// stale cache side by side (docs/bench.md, step 3).
+	flag.BoolVar(&podSetReadYourWrites, "podset-read-your-writes", false,
+		"The PodSet controller reads through controller-runtime's experimental read-your-writes client, "+
+			"instead of keeping expectations.")
 	flag.StringVar(&watchNamespace, "namespace", os.Getenv("WATCH_NAMESPACE"),
 		"If set, only custom resources (CustomPods, PodSets, Vpcs) and pods in this namespace are watched and managed "+
 			"(default $WATCH_NAMESPACE; empty means all namespaces).")
@@ -310,11 +316,19 @@ func main() {
 		setupLog.Error(err, "Failed to create controller", "controller", "custompod")
 		os.Exit(1)
 	}
-	if err := (&appscontroller.PodSetReconciler{
+	podSet := &appscontroller.PodSetReconciler{
 		Client:   mgr.GetClient(),
 		Scheme:   mgr.GetScheme(),
 		Recorder: mgr.GetEventRecorder(appscontroller.ControllerName),
-	}).SetupWithManager(mgr); err != nil {
+	}
+	if podSetReadYourWrites {
+		if podSet.Client, err = appscontroller.ReadYourWritesClient(mgr); err != nil {
+			setupLog.Error(err, "Failed to create the read-your-writes client", "controller", "apps-podset")
+			os.Exit(1)
+		}
+		podSet.ReadYourWrites = true
+	}
+	if err := podSet.SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "Failed to create controller", "controller", "apps-podset")
 		os.Exit(1)
 	}

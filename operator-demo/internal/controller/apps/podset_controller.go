@@ -51,6 +51,11 @@ type PodSetReconciler struct {
 	// Clock times out expectations (ExpectationsTimeout). Optional.
 	Clock clock.PassiveClock
 
+	// ReadYourWrites says that Client is a ReadYourWritesClient, whose reads
+	// wait for the cache to show its writes: step 2 is then not needed, and
+	// skipped (cmd/main.go's --podset-read-your-writes).
+	ReadYourWrites bool
+
 	expectOnce sync.Once
 	expected   *expectations
 }
@@ -85,7 +90,8 @@ func (r *PodSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// Until the cache shows the pods this controller last created and
 	// deleted, its list would count them wrong. Their events requeue the
 	// PodSet as they come; RequeueAfter only matters if one never comes.
-	if ok, wait := r.expectations().satisfied(req.NamespacedName); !ok {
+	// A read-your-writes client waits in its List instead.
+	if ok, wait := r.expectations().satisfied(req.NamespacedName); !ok && !r.ReadYourWrites {
 		logf.FromContext(ctx).V(1).Info("Waiting for the cache to show this controller's pod creates and deletes")
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
