@@ -85,9 +85,9 @@ type counts struct {
 }
 
 // writeCounts counts each implementation, builds its binary (for the
-// modules linked into it and its size) and writes the table into doc,
-// between its compare:begin and compare:end markers, or prints it.
-func writeCounts(root, doc string, stdout bool) error {
+// modules linked into it and its size) and writes the table into each of
+// docs, between its compare:begin and compare:end markers, or prints it.
+func writeCounts(root string, docs []string, stdout bool) error {
 	tmp, err := os.MkdirTemp("", "counts-")
 	if err != nil {
 		return err
@@ -126,22 +126,24 @@ func writeCounts(root, doc string, stdout bool) error {
 		fmt.Print(table)
 		return nil
 	}
-	path := filepath.Join(root, doc)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
+	for _, doc := range docs {
+		path := filepath.Join(root, doc)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		const begin, end = "<!-- compare:begin -->", "<!-- compare:end -->"
+		s := string(b)
+		i, j := strings.Index(s, begin), strings.Index(s, end)
+		if i < 0 || j < i {
+			return fmt.Errorf("%s has no %s ... %s markers", path, begin, end)
+		}
+		s = s[:i+len(begin)] + "\n" + table + s[j:]
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench: wrote the counts into %s\n", path)
 	}
-	const begin, end = "<!-- compare:begin -->", "<!-- compare:end -->"
-	s := string(b)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	if i < 0 || j < i {
-		return fmt.Errorf("%s has no %s ... %s markers", path, begin, end)
-	}
-	s = s[:i+len(begin)] + "\n" + table + s[j:]
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "bench: wrote the counts into %s\n", path)
 	return nil
 }
 
@@ -278,18 +280,31 @@ func count(dir string, im sourceImpl, r *counts) error {
 
 // checkCounts counts again and compares with the table in doc: the counts
 // change with the code, and a table that no longer matches it would mislead.
-func checkCounts(root, doc string) error {
+func checkCounts(root string, docs []string) error {
 	results := make([]counts, len(sourceImpls))
 	for i, im := range sourceImpls {
 		if err := count(filepath.Join(root, im.Dir), im, &results[i]); err != nil {
 			return err
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(root, doc))
-	if err != nil {
-		return err
+	bad := 0
+	for _, doc := range docs {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			return err
+		}
+		bad += checkTable(doc, strings.Split(string(b), "\n"), results)
 	}
-	lines := strings.Split(string(b), "\n")
+	if bad > 0 {
+		return fmt.Errorf("%d of the tables' counted rows no longer match the code: run scripts/compare.sh to count and write the tables again", bad)
+	}
+	fmt.Printf("bench: the %d counted rows of %s match the code\n", len(counted), strings.Join(docs, " and "))
+	return nil
+}
+
+// checkTable says which of the counted rows of doc's lines differ from
+// results, and returns how many.
+func checkTable(doc string, lines []string, results []counts) int {
 	bad := 0
 	for _, c := range counted {
 		cells := make([]string, len(results))
@@ -308,9 +323,5 @@ func checkCounts(root, doc string) error {
 			fmt.Fprintf(os.Stderr, "%s: the table says\n  %s\nthe code counts\n  %s\n", doc, got, want)
 		}
 	}
-	if bad > 0 {
-		return fmt.Errorf("%d of the table's counted rows no longer match the code: run scripts/compare.sh to count and write the table again", bad)
-	}
-	fmt.Printf("bench: the %d counted rows of %s match the code\n", len(counted), doc)
-	return nil
+	return bad
 }

@@ -66,7 +66,7 @@ func main() {
 		countsMode  = flag.Bool("counts", false, "Run nothing: count each CustomPod implementation's lines, files, dependencies and binary, and write the table of -doc (no cluster needed).")
 		check       = flag.Bool("check", false, "With -counts: count again and fail when -doc's table says otherwise; write nothing.")
 		stdout      = flag.Bool("stdout", false, "With -counts: print the table instead of writing it.")
-		doc         = flag.String("doc", "docs/comparison.md", "With -counts: the markdown file whose compare:begin/compare:end section gets the table (relative to the repository root).")
+		doc         = flag.String("doc", "docs/comparison.md,docs/zh/comparison.md", "With -counts: the markdown files, comma-separated, whose compare:begin/compare:end section gets the table (relative to the repository root): the English page's and its Chinese twin's.")
 	)
 	flag.Parse()
 	if *countsMode {
@@ -75,9 +75,9 @@ func main() {
 		}
 		var err error
 		if *check {
-			err = checkCounts(rootDir, *doc)
+			err = checkCounts(rootDir, strings.Split(*doc, ","))
 		} else {
-			err = writeCounts(rootDir, *doc, *stdout)
+			err = writeCounts(rootDir, strings.Split(*doc, ","), *stdout)
 		}
 		if err != nil {
 			fail(1, err)

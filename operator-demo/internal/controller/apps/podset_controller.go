@@ -36,11 +36,10 @@ import (
 
 // PodSetReconciler reconciles a PodSet: article 004's CustomPod with a
 // required size and the pod names in status.nodes. It reads its pods from the
-// cache, which lags behind its own writes. Where CustomPod's controller gives
-// each pod a name that a second create cannot take, this one answers as
-// ReplicaSet's controller does, with expectations (expectations.go): it notes
-// what its writes should show, and waits for the pods' events (podEvents) to
-// show it. make bench measures both answers (docs/bench.md, step 3).
+// cache, which lags behind its own writes. Where CustomPod's controller names
+// its pods, this one keeps expectations, as ReplicaSet's controller does
+// (expectations.go), or reads through a read-your-writes client
+// (read_your_writes.go). make bench measures each (docs/bench.md, step 3).
 type PodSetReconciler struct {
 	client.Client
 	Scheme *runtime.Scheme
@@ -50,10 +49,7 @@ type PodSetReconciler struct {
 
 	// Clock times out expectations (ExpectationsTimeout). Optional.
 	Clock clock.PassiveClock
-
-	// ReadYourWrites says that Client is a ReadYourWritesClient, whose reads
-	// wait for the cache to show its writes: step 2 is then not needed, and
-	// skipped (cmd/main.go's --podset-read-your-writes).
+	// ReadYourWrites says Client is a ReadYourWritesClient: step 2 is skipped.
 	ReadYourWrites bool
 
 	expectOnce sync.Once
@@ -90,7 +86,6 @@ func (r *PodSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// Until the cache shows the pods this controller last created and
 	// deleted, its list would count them wrong. Their events requeue the
 	// PodSet as they come; RequeueAfter only matters if one never comes.
-	// A read-your-writes client waits in its List instead.
 	if ok, wait := r.expectations().satisfied(req.NamespacedName); !ok && !r.ReadYourWrites {
 		logf.FromContext(ctx).V(1).Info("Waiting for the cache to show this controller's pod creates and deletes")
 		return ctrl.Result{RequeueAfter: wait}, nil
@@ -118,8 +113,7 @@ func (r *PodSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{}, scaleErr
 }
 
-// ownedPods returns the pods ps controls that count towards spec.size: not
-// being deleted, not finished. Step 2 made sure the cache is new enough.
+// ownedPods lists ps's pods that count (not being deleted, not finished).
 func (r *PodSetReconciler) ownedPods(ctx context.Context, ps *appsv1alpha1.PodSet) ([]corev1.Pod, error) {
 	var list corev1.PodList
 	if err := r.List(ctx, &list,
