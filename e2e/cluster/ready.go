@@ -30,6 +30,30 @@ func Clientset(kubeconfig string) (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
+// poll asks check every interval until it says done or timeout passes. A
+// check returns what it saw, or the error that stopped it from seeing: on
+// timeout the error says what was awaited and the last thing seen, not only
+// that time ran out.
+func poll(ctx context.Context, interval, timeout time.Duration, what string, check func(context.Context) (bool, string, error)) error {
+	last := "no answer from the API server yet"
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		done, seen, err := check(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// cut short by the deadline: the last answer says more
+		case err != nil:
+			last = err.Error()
+		default:
+			last = seen
+		}
+		return err == nil && done, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s: gave up after %s, last seen: %s", what, timeout, last)
+	}
+	return nil
+}
+
 // WaitForReady waits until the API server says it is ready (GET /readyz).
 // A restarted API server answers before it is: until its post-start hooks
 // have run it may not yet serve the CustomResourceDefinitions' resources or
@@ -42,23 +66,18 @@ func WaitForReady(ctx context.Context, kubeconfig string, timeout time.Duration,
 		return err
 	}
 	start := time.Now()
-	last := "no answer from the API server yet"
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err = poll(ctx, 200*time.Millisecond, timeout, "the API server's /readyz", func(ctx context.Context) (bool, string, error) {
 		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").Param("verbose", "").DoRaw(ctx)
-		if err == nil {
-			return true, nil
+		if err != nil {
+			if failed := failedChecks(string(body)); failed != "" && ctx.Err() == nil {
+				return false, "", fmt.Errorf("failed checks: %s", failed)
+			}
+			return false, "", err
 		}
-		if ctx.Err() != nil {
-			return false, nil // cut short by the deadline: the last answer says more
-		}
-		last = err.Error()
-		if failed := failedChecks(string(body)); failed != "" {
-			last = "failed checks: " + failed
-		}
-		return false, nil
+		return true, "ready", nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for the API server's /readyz: gave up after %s, last seen: %s", timeout, last)
+		return err
 	}
 	progress(log, start, "the API server is ready (/readyz)")
 	return nil
@@ -85,14 +104,11 @@ func WaitForNodes(ctx context.Context, kubeconfig string, want int, timeout time
 		return err
 	}
 	start := time.Now()
-	last := "no answer from the API server yet"
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	var last string
+	err = poll(ctx, 500*time.Millisecond, timeout, fmt.Sprintf("%d Ready nodes", want), func(ctx context.Context) (bool, string, error) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
-			if ctx.Err() == nil { // cut short by the deadline: the last answer says more
-				last = err.Error()
-			}
-			return false, nil
+			return false, "", err
 		}
 		ready := 0
 		for _, n := range nodes.Items {
@@ -101,10 +117,10 @@ func WaitForNodes(ctx context.Context, kubeconfig string, want int, timeout time
 			}
 		}
 		last = fmt.Sprintf("%d of %d nodes Ready", ready, len(nodes.Items))
-		return ready >= want, nil
+		return ready >= want, last, nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for %d Ready nodes: gave up after %s, last seen: %s", want, timeout, last)
+		return err
 	}
 	progress(log, start, "nodes: %s", last)
 	return nil
@@ -118,21 +134,10 @@ func WaitForDefaultServiceAccount(ctx context.Context, kubeconfig string, timeou
 	if err != nil {
 		return err
 	}
-	last := "no answer from the API server yet"
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	return poll(ctx, 200*time.Millisecond, timeout, "the default ServiceAccount", func(ctx context.Context) (bool, string, error) {
 		_, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
-		if err != nil {
-			if ctx.Err() == nil { // cut short by the deadline: the last answer says more
-				last = err.Error()
-			}
-			return false, nil
-		}
-		return true, nil
+		return err == nil, "it exists", err
 	})
-	if err != nil {
-		return fmt.Errorf("waiting for the default ServiceAccount: gave up after %s, last seen: %s", timeout, last)
-	}
-	return nil
 }
 
 // WaitForDaemonSets waits until every DaemonSet in kube-system has a pod
@@ -148,25 +153,19 @@ func WaitForDaemonSets(ctx context.Context, kubeconfig string, timeout time.Dura
 		return err
 	}
 	start := time.Now()
-	last := "no answer from the API server yet"
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err = poll(ctx, 500*time.Millisecond, timeout, "kube-system's DaemonSets (kube-proxy, the CNI) on every node", func(ctx context.Context) (bool, string, error) {
 		list, err := cs.AppsV1().DaemonSets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			if ctx.Err() == nil {
-				last = err.Error()
-			}
-			return false, nil
+			return false, "", err
 		}
 		if len(list.Items) == 0 {
-			last = "no DaemonSets in kube-system yet"
-			return false, nil
+			return false, "no DaemonSets in kube-system yet", nil
 		}
 		waiting := daemonSetsWaiting(list.Items)
-		last = strings.Join(waiting, ", ")
-		return len(waiting) == 0, nil
+		return len(waiting) == 0, strings.Join(waiting, ", "), nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for kube-system's DaemonSets (kube-proxy, the CNI) on every node: gave up after %s, last seen: %s", timeout, last)
+		return err
 	}
 	progress(log, start, "kube-system's DaemonSets (kube-proxy, the CNI) run on every node")
 	return nil
