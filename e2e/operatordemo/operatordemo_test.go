@@ -392,14 +392,20 @@ func TestVpcOverlapRefused(t *testing.T) {
 	}
 	disjoint := filepath.Join(testdata, "vpc-disjoint.yaml")
 	out, err = h.KubectlErr("apply", "-f", disjoint)
-	// Beside the cluster, nothing listens on make run's port. In it, the
-	// Service has no pod left and kube-proxy refuses its address; or, for
-	// a moment after the pod's end, still sends to it, and the call times
-	// out after the configuration's timeoutSeconds.
-	down := regexp.MustCompile(`connect: connection refused|context deadline exceeded`)
-	if err == nil || !strings.Contains(out, `failed calling webhook "vvpc-v1.kb.io"`) || !down.MatchString(out) {
-		t.Errorf("with the manager stopped, kubectl apply -f vpc-disjoint.yaml: %v, want it refused: "+
-			"failed calling webhook \"vvpc-v1.kb.io\" ... %s; got:\n%s", err, down, out)
+	// "failed to call webhook" is the API server's word for a call that
+	// did not reach the webhook, where "denied the request" is the
+	// webhook's no. How it failed depends on the network: beside the
+	// cluster, nothing listens on make run's port (connection refused). In
+	// it, the Service has no pod left and kube-proxy refuses its address;
+	// or, for a moment after the pod's end, still sends to it, and the call
+	// times out after the configuration's timeoutSeconds; or, in the moment
+	// the node's rules for the address change, the connection leaves by the
+	// default route, and where a TLS proxy answers there (as in this
+	// project's CI) the certificate is for other names.
+	down := regexp.MustCompile(`failed calling webhook "vvpc-v1\.kb\.io": failed to call webhook: ` +
+		`.*(connect: connection refused|context deadline exceeded|tls: failed to verify certificate)`)
+	if err == nil || !down.MatchString(out) {
+		t.Errorf("with the manager stopped, kubectl apply -f vpc-disjoint.yaml: %v, want it refused: %s; got:\n%s", err, down, out)
 	}
 
 	if harness.InCluster() {
