@@ -20,7 +20,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -47,9 +46,9 @@ import (
 // manager's own client it gets 9. An envtest of its own: the suite's manager
 // runs a PodSet controller of its own, which would reconcile this PodSet too.
 func TestReadYourWritesCountsItsOwnPods(t *testing.T) {
-	dir := os.Getenv("KUBEBUILDER_ASSETS") // `make test` sets it
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "bin") // the monorepo's pinned binaries
+	dir, err := envTestDir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},

@@ -18,6 +18,7 @@ package apps
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -110,11 +111,21 @@ var _ = AfterSuite(func() {
 })
 
 // envTestBinaryDir returns the directory holding the kube-apiserver and etcd
-// that envtest starts: $KUBEBUILDER_ASSETS if set (`make test` sets it), else
-// the monorepo's bin/, which ../scripts/tools.sh fills with the pinned versions
-// (so that the tests also run from an IDE). Nothing is downloaded: if the
-// binaries are missing the suite fails and says how to build them.
+// that envtest starts (envTestDir), or fails the suite saying how to build them.
 func envTestBinaryDir() string {
+	dir, err := envTestDir()
+	if err != nil {
+		Fail(err.Error())
+	}
+	return dir
+}
+
+// envTestDir returns the directory holding the kube-apiserver and etcd that
+// envtest starts: $KUBEBUILDER_ASSETS if set (`make test` sets it), else the
+// monorepo's bin/, which ../scripts/tools.sh fills with the pinned versions
+// (so that the tests also run from an IDE). Nothing is downloaded: if the
+// binaries are missing, the error says how to build them.
+func envTestDir() (string, error) {
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	if dir == "" {
 		dir = filepath.Join("..", "..", "..", "..", "bin")
@@ -122,12 +133,10 @@ func envTestBinaryDir() string {
 	for _, name := range []string{"kube-apiserver", "etcd"} {
 		path := filepath.Join(dir, name)
 		if _, err := os.Stat(path); err != nil {
-			Fail("envtest needs " + path + " (" + err.Error() + "). Build the pinned binaries with " +
-				"`make setup-envtest` (or ../scripts/tools.sh kube-apiserver etcd), " +
-				"or point KUBEBUILDER_ASSETS at a directory that holds them.")
+			return "", fmt.Errorf("envtest needs %s (%v). Build the pinned binaries with "+
+				"`make setup-envtest` (or ../scripts/tools.sh kube-apiserver etcd), "+
+				"or point KUBEBUILDER_ASSETS at a directory that holds them", path, err)
 		}
 	}
-	abs, err := filepath.Abs(dir)
-	Expect(err).NotTo(HaveOccurred())
-	return abs
+	return filepath.Abs(dir)
 }
