@@ -291,3 +291,24 @@ func TestClusterProcessesListenOnLoopbackOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestMakeArgsRunATargetWholeOnlyTheFirstTime(t *testing.T) {
+	made.Lock()
+	made.done = nil // as in a new test binary (-count=2 runs this again)
+	made.Unlock()
+	for _, c := range []struct {
+		dir, target string
+		regenerated []string
+		want        string
+	}{
+		{"kubebuilder-demo", "install", []string{"manifests"}, "install"},
+		{"kubebuilder-demo", "install", []string{"manifests"}, "-o manifests install"},
+		{"kubebuilder-demo", "run", []string{"manifests", "generate"}, "run"},
+		{"operator-demo", "install", []string{"manifests"}, "install"},
+		{"kubebuilder-demo", "run", []string{"manifests", "generate"}, "-o manifests -o generate run"},
+	} {
+		if got := strings.Join(MakeArgs(c.dir, c.target, c.regenerated...), " "); got != c.want {
+			t.Errorf("MakeArgs(%q, %q, %q) = %q, want %q", c.dir, c.target, c.regenerated, got, c.want)
+		}
+	}
+}
