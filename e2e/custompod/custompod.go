@@ -81,7 +81,7 @@ func kubebuilderLayout(im *impls.Impl) Implementation {
 		Sample:     "config/samples/zhhnzw_v2_custompod.yaml",
 		SampleName: "custompod-sample-v2",
 		Install: func(h *harness.H) string {
-			if _, err := h.Command(h.Path(dir), "make", harness.MakeArgs(dir, "install", "manifests")...); err != nil {
+			if _, err := h.Command(h.Path(dir), "make", harness.MakeArgs(dir, "install")...); err != nil {
 				h.Fatal(err)
 			}
 			return h.ApplyClusterRoleAs(h.Path(dir, "config/rbac/role.yaml"), dir+"-manager-role")

@@ -297,18 +297,16 @@ func TestMakeArgsRunATargetWholeOnlyTheFirstTime(t *testing.T) {
 	made.done = nil // as in a new test binary (-count=2 runs this again)
 	made.Unlock()
 	for _, c := range []struct {
-		dir, target string
-		regenerated []string
-		want        string
+		dir, target, want string
 	}{
-		{"kubebuilder-demo", "install", []string{"manifests"}, "install"},
-		{"kubebuilder-demo", "install", []string{"manifests"}, "-o manifests install"},
-		{"kubebuilder-demo", "run", []string{"manifests", "generate"}, "run"},
-		{"operator-demo", "install", []string{"manifests"}, "install"},
-		{"kubebuilder-demo", "run", []string{"manifests", "generate"}, "-o manifests -o generate run"},
+		{"kubebuilder-demo", "install", "install"},
+		{"kubebuilder-demo", "install", "-o manifests install"},
+		{"kubebuilder-demo", "run", "run"},
+		{"operator-demo", "install", "install"},
+		{"kubebuilder-demo", "run", "-o manifests -o generate run"},
 	} {
-		if got := strings.Join(MakeArgs(c.dir, c.target, c.regenerated...), " "); got != c.want {
-			t.Errorf("MakeArgs(%q, %q, %q) = %q, want %q", c.dir, c.target, c.regenerated, got, c.want)
+		if got := strings.Join(MakeArgs(c.dir, c.target), " "); got != c.want {
+			t.Errorf("MakeArgs(%q, %q) = %q, want %q", c.dir, c.target, got, c.want)
 		}
 	}
 }

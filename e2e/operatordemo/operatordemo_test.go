@@ -59,7 +59,7 @@ func startManager(h *harness.H) harness.Controller {
 	// `make run` serves the Vpc webhook too, on a port of the test's own,
 	// through a webhook configuration for the test's namespace.
 	webhook := h.NewLocalWebhook()
-	p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: harness.MakeArgs("operator-demo", "run", "manifests", "generate"), Dir: dir,
+	p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: harness.MakeArgs("operator-demo", "run"), Dir: dir,
 		Env: append([]string{"KUBECONFIG=" + kubeconfig}, webhook.MakeRunEnv(h)...)})
 	h.WaitForLog(p, regexp.MustCompile("Starting workers"), 10*time.Minute)
 	waitForVpcWebhook(h)
@@ -153,7 +153,7 @@ func installAsManager(h *harness.H) string {
 	// The CustomPod CRD may point at the last manager run beside the
 	// cluster: make install's apply puts its Service back (hack/localwebhook
 	// wrote the URL into kubectl's last-applied copy).
-	if _, err := h.Command(dir, "make", harness.MakeArgs("operator-demo", "install", "manifests")...); err != nil {
+	if _, err := h.Command(dir, "make", harness.MakeArgs("operator-demo", "install")...); err != nil {
 		h.Fatal(err)
 	}
 	// role.yaml's ClusterRole: its other roles are for the certificate

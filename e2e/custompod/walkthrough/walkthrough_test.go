@@ -80,7 +80,7 @@ func start(h *harness.H, impl implementation, kubeconfig string, conversion bool
 	// CRD pointed at it (operator-demo: with a webhook configuration for its
 	// namespace, deleted after it). Its health probes take :8081.
 	env := append([]string{"KUBECONFIG=" + kubeconfig}, h.NewLocalWebhookFor(impl.Dir).MakeRunEnv(h)...)
-	p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: harness.MakeArgs(impl.Dir, "run", "manifests", "generate"), Dir: h.Path(impl.Dir),
+	p := h.Start(harness.ProcessSpec{Name: "make-run", Path: "make", Args: harness.MakeArgs(impl.Dir, "run"), Dir: h.Path(impl.Dir),
 		Env: env})
 	h.WaitForLog(p, localWebhookDone, 10*time.Minute)
 	h.WaitForLog(p, impl.Started, 10*time.Minute)
