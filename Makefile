@@ -117,7 +117,7 @@ e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given: c
 
 .PHONY: reader
 reader: tools ## Follow every chapter of docs/ as a reader types it: tmux terminals, bash and zsh, fresh clones (make test runs it).
-	@cd doctools && GOWORK=off go test -tags reader -count=1 -timeout 45m ./reader
+	@cd doctools && GOWORK=off go test -tags reader -count=1 -timeout 120m ./reader
 
 .PHONY: workshop-check
 workshop-check: cluster-cli ## A workshop checkpoint: prints OK, or what is missing (CHECK=start|concepts|...|end; docs/workshop.md).

@@ -36,6 +36,27 @@ summary() {
     total=$((total + _step_secs[i]))
   done
   printf '  %-60s %8s\n' "total" "$(fmt_secs $total)"
+  retries_summary
+}
+
+# retried "who: what": adds a line to the list of what was tried a second
+# time ($RETRIES_LOG, which make test sets; e2e/retries is the Go side), for
+# the summary. A retry is allowed only where the code says why.
+retried() {
+  [ -n "${RETRIES_LOG:-}" ] || return 0
+  printf '%s\n' "$*" >>"$RETRIES_LOG"
+}
+
+# retries_summary: every retry of the run, by name, or that there was none.
+retries_summary() {
+  [ -n "${RETRIES_LOG:-}" ] || return 0
+  if [ ! -s "$RETRIES_LOG" ]; then
+    printf '  %s\n' "retries: none (no test tried anything a second time)"
+    return 0
+  fi
+  printf '\n\033[1mRetried\033[0m (%d; each allowed where its code says why; the list: %s)\n' \
+    "$(wc -l <"$RETRIES_LOG" | tr -d ' ')" "${RETRIES_LOG#"$ROOT"/}"
+  sed 's/^/  /' "$RETRIES_LOG"
 }
 
 # side_by_side "title A" funcA "title B" funcB ...: runs functions made of

@@ -30,6 +30,7 @@ import (
 	"example.com/k8s-demo/doctools/docs"
 	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/process"
+	"example.com/k8s-demo/e2e/retries"
 )
 
 // The site's two languages: where each one's pages are, and its index.
@@ -114,6 +115,13 @@ func newBrowser(t *testing.T, base string) *browser {
 		for try := 0; ; try++ {
 			err := os.RemoveAll(profile)
 			if err == nil {
+				if try > 0 {
+					what := fmt.Sprintf("removing Chromium's profile took %d tries (its helpers were still writing to it)", try+1)
+					t.Logf("retried: %s", what)
+					if err := retries.Record(t.Name(), what); err != nil {
+						t.Error(err)
+					}
+				}
 				return
 			}
 			if try == 50 {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"example.com/k8s-demo/e2e/cluster"
+	"example.com/k8s-demo/e2e/retries"
 )
 
 // H is one test's view of the cluster: its own namespace, a kubeconfig whose
@@ -196,16 +197,29 @@ func (h *H) KubectlIn(dir string, args ...string) string {
 func (h *H) WaitEstablished(dir string, what ...string) {
 	h.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for {
+	for tries := 1; ; tries++ {
 		args := append([]string{"wait", cluster.WaitEstablished, "--timeout=60s"}, what...)
 		out, err := h.Command(dir, filepath.Join(h.Env.BinDir, "kubectl"), args...)
 		if err == nil {
+			if tries > 1 {
+				h.Retried(fmt.Sprintf("kubectl wait for %s answered \"is not array or slice\" (the CRD's conditions still null) %d times before it waited", strings.Join(what, " "), tries-1))
+			}
 			return
 		}
 		if !strings.Contains(out, "is not array or slice") || time.Now().After(deadline) {
 			h.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Retried says, in the test's log and in make test's closing summary
+// (package retries), that the test tried something again and why.
+func (h *H) Retried(what string) {
+	h.Helper()
+	h.Logf("retried: %s", what)
+	if err := retries.Record(h.Name(), what); err != nil {
+		h.Error(err)
 	}
 }
 
