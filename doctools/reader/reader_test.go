@@ -153,6 +153,26 @@ func scaffoldModules(t *testing.T, root string) {
 	t.Logf("%s: the module cache holds what kubebuilder init, create api and make kustomize download", at())
 }
 
+// copySumdb gives the reader's HOME the checksum database's state that this
+// machine's go command keeps in GOPATH/pkg/sumdb (the newest signed tree it
+// has seen), as a reader has who filled the module cache online. Without it,
+// offline, `go get` in kubebuilder init checked a module's go.sum line from
+// the cache's answers against no known tree, asked sum.golang.org for a tile
+// and failed (chapter 3, on a new machine).
+func copySumdb(t *testing.T, home string) {
+	out, err := exec.Command("go", "env", "GOPATH").Output()
+	if err != nil {
+		t.Fatalf("go env GOPATH: %v", err)
+	}
+	src := filepath.Join(filepath.SplitList(strings.TrimSpace(string(out)))[0], "pkg", "sumdb")
+	if _, err := os.Stat(src); err != nil {
+		return // this machine's go has not used the checksum database
+	}
+	if err := os.CopyFS(filepath.Join(home, "go", "pkg", "sumdb"), os.DirFS(src)); err != nil {
+		t.Fatalf("copying the checksum database's state %s into the reader's HOME: %v", src, err)
+	}
+}
+
 // offlineGoproxy is GOPROXY for a reader in a network of its own: the
 // module cache, which downloadModules and scaffoldModules filled with what
 // the proxy would serve (checksums included), as chapter 3 tells a reader
@@ -180,6 +200,7 @@ func newReader(t *testing.T, shell, clone string, network []string) *Terminals {
 	env := readerEnv(t, clone, home)
 	if network != nil {
 		env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GOPROXY=") }), offlineGoproxy(t))
+		copySumdb(t, home)
 	}
 	terms, err := NewTerminals(shell, clone, scratch, env, network)
 	if err != nil {
