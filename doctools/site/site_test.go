@@ -116,11 +116,7 @@ func newBrowser(t *testing.T, base string) *browser {
 			err := os.RemoveAll(profile)
 			if err == nil {
 				if try > 0 {
-					what := fmt.Sprintf("removing Chromium's profile took %d tries (its helpers were still writing to it)", try+1)
-					t.Logf("retried: %s", what)
-					if err := retries.Record(t.Name(), what); err != nil {
-						t.Error(err)
-					}
+					retries.Note(t, fmt.Sprintf("removing Chromium's profile took %d tries (its helpers were still writing to it)", try+1))
 				}
 				return
 			}

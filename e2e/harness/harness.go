@@ -202,7 +202,7 @@ func (h *H) WaitEstablished(dir string, what ...string) {
 		out, err := h.Command(dir, filepath.Join(h.Env.BinDir, "kubectl"), args...)
 		if err == nil {
 			if tries > 1 {
-				h.Retried(fmt.Sprintf("kubectl wait for %s answered \"is not array or slice\" (the CRD's conditions still null) %d times before it waited", strings.Join(what, " "), tries-1))
+				retries.Note(h, fmt.Sprintf("kubectl wait for %s answered \"is not array or slice\" (the CRD's conditions still null) %d times before it waited", strings.Join(what, " "), tries-1))
 			}
 			return
 		}
@@ -210,16 +210,6 @@ func (h *H) WaitEstablished(dir string, what ...string) {
 			h.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// Retried says, in the test's log and in make test's closing summary
-// (package retries), that the test tried something again and why.
-func (h *H) Retried(what string) {
-	h.Helper()
-	h.Logf("retried: %s", what)
-	if err := retries.Record(h.Name(), what); err != nil {
-		h.Error(err)
 	}
 }
 

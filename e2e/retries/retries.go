@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"testing"
 )
 
 // Env names the file the list is kept in. scripts/test.sh sets it; where it
@@ -32,4 +33,14 @@ func Record(who, what string) error {
 		return fmt.Errorf("recording a retry in %s (%s): %w", path, Env, err)
 	}
 	return f.Close()
+}
+
+// Note says, in t's log and in the list, that t tried something again and
+// why; a list it cannot write fails t.
+func Note(t testing.TB, what string) {
+	t.Helper()
+	t.Logf("retried: %s", what)
+	if err := Record(t.Name(), what); err != nil {
+		t.Error(err)
+	}
 }
