@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"example.com/k8s-demo/e2e/process"
+	"example.com/k8s-demo/e2e/retries"
 )
 
 // kwok runs the control plane with kwokctl's "binary" runtime: every
@@ -130,6 +131,9 @@ func (k *kwok) Up(ctx context.Context) error {
 			return err
 		}
 	}
+	// From here on, a controller-manager or scheduler that exits is started
+	// again, as a kubelet would.
+	defer k.supervise(ctx, start)()
 	if k.o.Nodes > 0 {
 		args := []string{"scale", "node", "--name", k.o.Name, "--replicas", strconv.Itoa(k.o.Nodes)}
 		if k.o.NodePods > 0 {
@@ -343,6 +347,80 @@ func (k *kwok) StopControlPlane(ctx context.Context) error {
 	}
 	progress(k.o.Log, k.outage, "stopped the API server of kwok cluster %q (pid %d)", k.o.Name, pid)
 	return nil
+}
+
+// supervised are the components that exit, by design, when the API server
+// does not answer well enough: the controller-manager when /healthz is not
+// ok within 10 seconds of its taking the lead (a new API server on a busy
+// 2-core machine has taken longer over its RBAC bootstrap), both when they
+// cannot renew their leader Lease. In a cluster the kubelet starts them
+// again; kwok has no kubelet for its own components.
+var supervised = []string{"kube-controller-manager", "kube-scheduler"}
+
+// maxRestarts is how many times supervise starts one component again; one
+// that keeps exiting has a cause a restart does not mend (a port another
+// process holds), and the wait that follows names it.
+const maxRestarts = 3
+
+// supervise starts again, with `kwokctl start cluster` (which starts the
+// cluster's processes that are not running, on their configured ports), a
+// supervised component that has exited, until the returned func is called.
+// Each restart is a retry: it is logged and recorded (e2e/retries), so that
+// make test's summary names it.
+func (k *kwok) supervise(ctx context.Context, start time.Time) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		restarts := map[string]int{}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			pids := k.pids()
+			var exited []string
+			for _, name := range supervised {
+				if pid, ok := pids[name]; ok && syscall.Kill(pid, 0) != nil && restarts[name] < maxRestarts {
+					restarts[name]++
+					exited = append(exited, name)
+					what := fmt.Sprintf("kwok cluster %q: %s exited (%s); started again, time %d", k.o.Name, name, lastWords(filepath.Join(k.clusterDir(), "logs", name+".log")), restarts[name])
+					progress(k.o.Log, start, "%s", what)
+					if err := retries.Record("e2e/cluster", what); err != nil {
+						progress(k.o.Log, start, "%v", err)
+					}
+				}
+			}
+			if len(exited) > 0 {
+				if _, err := k.kwokctl(ctx, "start", "cluster", "--name", k.o.Name); err != nil && ctx.Err() == nil {
+					progress(k.o.Log, start, "starting %s again: %v", strings.Join(exited, " and "), err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// lastWords is the last error a component logged (klog's lines that begin
+// with E), or else its last line, cut to 300 bytes: why it exited.
+func lastWords(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	line := lines[len(lines)-1]
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "E") {
+			line = lines[i]
+			break
+		}
+	}
+	if len(line) > 300 {
+		line = line[:300] + "..."
+	}
+	return line
 }
 
 // renewDeadline is how long the controller-manager and the scheduler keep

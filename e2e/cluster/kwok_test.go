@@ -11,13 +11,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"example.com/k8s-demo/e2e/process"
+	"example.com/k8s-demo/e2e/retries"
 )
 
 func TestComponentsNamesTheExitedOnes(t *testing.T) {
@@ -142,6 +145,69 @@ func TestKwokClustersStartedTogether(t *testing.T) {
 	err = k.Up(ctx)
 	if err == nil || !strings.Contains(err.Error(), "kwok-controller did not start") || !strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("Up with kwok-controller's port taken: want an error naming kwok-controller and the port in use, got %v", err)
+	}
+}
+
+// TestKwokStartsAgainAControllerManagerThatExits kills a cluster's
+// controller-manager, as its own check of the API server's health does on a
+// busy machine (it exits when /healthz is not ok within 10 seconds), and
+// deletes the default ServiceAccount, which only the controller-manager
+// makes: while supervise runs, the ServiceAccount comes back, made by a new
+// controller-manager, and the restart is in the retries list.
+func TestKwokStartsAgainAControllerManagerThatExits(t *testing.T) {
+	root, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := OptionsFromEnv(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Name, o.WorkDir, o.Nodes, o.Log = "k8s-demo-supervised", t.TempDir(), 0, io.Discard
+	list := filepath.Join(t.TempDir(), "retries.log")
+	t.Setenv(retries.Env, list)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	k := newKwok(o)
+	t.Cleanup(func() {
+		if err := k.Down(context.Background()); err != nil {
+			t.Errorf("deleting %s: %v", o.Name, err)
+		}
+	})
+	if err := k.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	old := k.pids()["kube-controller-manager"]
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitForExit(ctx, map[string]int{"kube-controller-manager": old}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := Clientset(k.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().ServiceAccounts("default").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	stop := k.supervise(ctx, time.Now())
+	err = WaitForDefaultServiceAccount(ctx, k.Kubeconfig(), 2*time.Minute)
+	stop()
+	if err != nil {
+		t.Fatalf("with the controller-manager killed and supervised: %v; %s", err, k.components())
+	}
+	if pid := k.pids()["kube-controller-manager"]; pid == old || syscall.Kill(pid, 0) != nil {
+		t.Errorf("the controller-manager: pid %d before, %d after; want a new one, running", old, pid)
+	}
+	b, err := os.ReadFile(list)
+	if err != nil {
+		t.Fatalf("the retries list: %v", err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "kube-controller-manager exited") || !strings.Contains(lines[0], o.Name) {
+		t.Errorf("the retries list holds %q; want one line naming %s's kube-controller-manager", b, o.Name)
 	}
 }
 
