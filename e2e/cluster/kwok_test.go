@@ -55,15 +55,7 @@ func TestComponentsNamesTheExitedOnes(t *testing.T) {
 // `make cluster-up` does for a cluster that exists: its components listen
 // where they did.
 func TestKwokClustersStartedTogether(t *testing.T) {
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := OptionsFromEnv(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.WorkDir, o.Nodes, o.Log = t.TempDir(), 0, io.Discard
+	o := kwokOptions(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
@@ -155,15 +147,8 @@ func TestKwokClustersStartedTogether(t *testing.T) {
 // makes: while supervise runs, the ServiceAccount comes back, made by a new
 // controller-manager, and the restart is in the retries list.
 func TestKwokStartsAgainAControllerManagerThatExits(t *testing.T) {
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := OptionsFromEnv(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Name, o.WorkDir, o.Nodes, o.Log = "k8s-demo-supervised", t.TempDir(), 0, io.Discard
+	o := kwokOptions(t)
+	o.Name = "k8s-demo-supervised"
 	list := filepath.Join(t.TempDir(), "retries.log")
 	t.Setenv(retries.Env, list)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -209,6 +194,23 @@ func TestKwokStartsAgainAControllerManagerThatExits(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "kube-controller-manager exited") || !strings.Contains(lines[0], o.Name) {
 		t.Errorf("the retries list holds %q; want one line naming %s's kube-controller-manager", b, o.Name)
 	}
+}
+
+// kwokOptions are the options of a test's own kwok clusters: the
+// repository's tools, a work directory of the test's own, no nodes, and no
+// progress lines.
+func kwokOptions(t *testing.T) Options {
+	t.Helper()
+	root, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := OptionsFromEnv(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.WorkDir, o.Nodes, o.Log = t.TempDir(), 0, io.Discard
+	return o
 }
 
 // configuredPort returns one port option of k's saved configuration.
