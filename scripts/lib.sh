@@ -9,6 +9,8 @@ export LOCALBIN=${LOCALBIN:-$ROOT/bin}
 _step_names=()
 _step_secs=()
 _step_status=()
+# The failed tests' lines, from side_by_side's failed lanes, for the summary.
+_failed_tests=()
 
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
@@ -36,7 +38,25 @@ summary() {
     total=$((total + _step_secs[i]))
   done
   printf '  %-60s %8s\n' "total" "$(fmt_secs $total)"
+  failures_summary
   retries_summary
+}
+
+# failures_summary: what the lanes that failed said of their failed tests,
+# go test's "--- FAIL" lines (subtests too), each with the two lines after it,
+# which say why. Each lane's whole output is printed above it (and kept in
+# .cache/side-by-side/), but a log cut to its end, as CI shows it, would
+# otherwise name the failed step and not the test.
+failures_summary() {
+  local i said=
+  for ((i = 0; i < ${#_failed_tests[@]}; i++)); do
+    [ -n "${_failed_tests[$i]}" ] || continue
+    if [ -z "$said" ]; then
+      printf '\n\033[1mWhat failed\033[0m (the failed tests, from each failed lane'"'"'s output)\n'
+      said=yes
+    fi
+    printf '%s\n' "${_failed_tests[$i]}" | sed 's/^/  /'
+  done
 }
 
 # retried "who: what": adds a line to the list of what was tried a second
@@ -129,6 +149,9 @@ side_by_side() {
     [ $r -eq 0 ] || rc=$r
     printf '\n\033[1m==> (%d) %s: its output\033[0m\n' $((i + 1)) "${titles[$i]}"
     cat "$dir/$i.log"
+    if [ $r -ne 0 ]; then
+      _failed_tests+=("$(grep -a -A2 -e '--- FAIL:' "$dir/$i.log" | sed "s/$esc\[[0-9;]*m//g" | cut -c1-300 | head -60)")
+    fi
     local secs status name
     while IFS='|' read -r secs status name; do
       _step_names+=("($((i + 1))) $name")
