@@ -57,7 +57,7 @@ var sourceImpls = []sourceImpl{
 	{
 		Impl:    &impls.Kubebuilder,
 		include: func(p string) bool { return true },
-		edit:    []string{"api/v1/custompod_types.go", "internal/controller/custompod_controller.go", "internal/controller/pod_cache.go", "internal/controller/pod_events.go", "internal/controller/pod_names.go", "internal/controller/pod_template.go", "internal/controller/pod_writes.go", "internal/controller/events.go", "internal/controller/status.go", "cmd/main.go", "config/samples/zhhnzw_v1_custompod.yaml"},
+		edit:    []string{"api/v1/custompod_types.go", "internal/controller/custompod_controller.go", "internal/controller/pod_cache.go", "internal/controller/pod_events.go", "internal/controller/pod_names.go", "internal/controller/pod_template.go", "internal/controller/pod_writes.go", "internal/controller/events.go", "internal/controller/status.go", "internal/metricsauth/metricsauth.go", "cmd/main.go", "config/samples/zhhnzw_v1_custompod.yaml"},
 	},
 	{
 		Impl: &impls.OperatorSDK,
@@ -72,7 +72,7 @@ var sourceImpls = []sourceImpl{
 			}
 			return true
 		},
-		edit: []string{"api/zhhnzw/v1/custompod_types.go", "internal/controller/zhhnzw/custompod_controller.go", "internal/controller/zhhnzw/pod_cache.go", "internal/controller/zhhnzw/pod_events.go", "internal/controller/zhhnzw/pod_names.go", "internal/controller/zhhnzw/pod_template.go", "internal/controller/zhhnzw/pod_writes.go", "internal/controller/zhhnzw/events.go", "internal/controller/zhhnzw/status.go", "cmd/main.go", "config/samples/zhhnzw_v1_custompod.yaml"},
+		edit: []string{"api/zhhnzw/v1/custompod_types.go", "internal/controller/zhhnzw/custompod_controller.go", "internal/controller/zhhnzw/pod_cache.go", "internal/controller/zhhnzw/pod_events.go", "internal/controller/zhhnzw/pod_names.go", "internal/controller/zhhnzw/pod_template.go", "internal/controller/zhhnzw/pod_writes.go", "internal/controller/zhhnzw/events.go", "internal/controller/zhhnzw/status.go", "internal/metricsauth/metricsauth.go", "cmd/main.go", "config/samples/zhhnzw_v1_custompod.yaml"},
 	},
 }
 

@@ -139,6 +139,8 @@ must_match=(
   internal/webhook/certs/certs.go
   internal/webhook/certs/certs_test.go
   internal/conversionfuzz/conversionfuzz.go
+  internal/metricsauth/metricsauth.go
+  internal/metricsauth/metricsauth_test.go
 )
 printf '\n\033[1mCustomPod types and controller, and the shared infrastructure\033[0m\n'
 rc=0
