@@ -107,7 +107,8 @@ func main() {
 	// names config/default gives the Secret and the Service.
 	flag.BoolVar(&webhookCertRotation, "webhook-cert-rotation", false,
 		"If set, the manager issues and renews the webhook server's certificate itself, in the Secret "+
-			"--webhook-cert-secret mounted at --webhook-cert-path, and injects its CA into the CustomPod CRD's conversion webhook. "+
+			"--webhook-cert-secret mounted at --webhook-cert-path, "+
+			"and injects its CA into the CustomPod CRD's conversion webhook. "+
 			"Off where something else provides the certificate (make run).")
 	flag.StringVar(&webhookCertNamespace, "webhook-cert-namespace", "",
 		"The namespace of the webhook's Secret and Service (default: the pod's own).")
@@ -250,7 +251,8 @@ func main() {
 	}
 
 	if maxConcurrentReconciles < 1 {
-		setupLog.Error(fmt.Errorf("--max-concurrent-reconciles must be at least 1, not %d", maxConcurrentReconciles), "Invalid flag")
+		setupLog.Error(fmt.Errorf("--max-concurrent-reconciles must be at least 1, not %d",
+			maxConcurrentReconciles), "Invalid flag")
 		os.Exit(1)
 	}
 

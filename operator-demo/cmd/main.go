@@ -272,7 +272,8 @@ func main() {
 	}
 
 	if maxConcurrentReconciles < 1 {
-		setupLog.Error(fmt.Errorf("--max-concurrent-reconciles must be at least 1, not %d", maxConcurrentReconciles), "Invalid flag")
+		setupLog.Error(fmt.Errorf("--max-concurrent-reconciles must be at least 1, not %d",
+			maxConcurrentReconciles), "Invalid flag")
 		os.Exit(1)
 	}
 

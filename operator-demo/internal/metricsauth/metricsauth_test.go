@@ -37,6 +37,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
+const (
+	metricsPath = "/metrics"
+	readerRole  = "metrics-reader"
+)
+
 // TestOnlyAnAllowedTokenGetsTheMetrics puts the filter in front of a handler,
 // with a real API server (envtest, RBAC on) reviewing the tokens: no token and
 // a bad one are 401, a ServiceAccount without the right 403, and one bound to
@@ -65,12 +70,12 @@ func TestOnlyAnAllowedTokenGetsTheMetrics(t *testing.T) {
 		must(t, create(ctx, cs.CoreV1().ServiceAccounts(ns), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}))
 	}
 	must(t, create(ctx, cs.RbacV1().ClusterRoles(), &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
-		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+		ObjectMeta: metav1.ObjectMeta{Name: readerRole},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{metricsPath}, Verbs: []string{"get"}}},
 	}))
 	must(t, create(ctx, cs.RbacV1().ClusterRoleBindings(), &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "metrics-reader"},
+		ObjectMeta: metav1.ObjectMeta{Name: readerRole},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: readerRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "reader"}},
 	}))
 	token := func(sa string) string {
@@ -107,13 +112,13 @@ func TestOnlyAnAllowedTokenGetsTheMetrics(t *testing.T) {
 		name, path, authorization string
 		want, reviews             int
 	}{
-		{"no token", "/metrics", "", http.StatusUnauthorized, 0},
-		{"not a bearer token", "/metrics", "Basic " + reader, http.StatusUnauthorized, 0},
-		{"a token the API server does not know", "/metrics", "Bearer not-a-token", http.StatusUnauthorized, 1},
-		{"the same unknown token again", "/metrics", "Bearer not-a-token", http.StatusUnauthorized, 1},
-		{"a ServiceAccount without the right", "/metrics", "Bearer " + other, http.StatusForbidden, 3},
-		{"the metrics reader", "/metrics", "Bearer " + reader, http.StatusOK, 5},
-		{"the metrics reader again", "/metrics", "Bearer " + reader, http.StatusOK, 5},
+		{"no token", metricsPath, "", http.StatusUnauthorized, 0},
+		{"not a bearer token", metricsPath, "Basic " + reader, http.StatusUnauthorized, 0},
+		{"a token the API server does not know", metricsPath, "Bearer not-a-token", http.StatusUnauthorized, 1},
+		{"the same unknown token again", metricsPath, "Bearer not-a-token", http.StatusUnauthorized, 1},
+		{"a ServiceAccount without the right", metricsPath, "Bearer " + other, http.StatusForbidden, 3},
+		{"the metrics reader", metricsPath, "Bearer " + reader, http.StatusOK, 5},
+		{"the metrics reader again", metricsPath, "Bearer " + reader, http.StatusOK, 5},
 		{"the metrics reader, another path", "/debug/pprof/", "Bearer " + reader, http.StatusForbidden, 6},
 	} {
 		req, err := http.NewRequest(http.MethodGet, srv.URL+tc.path, nil)
