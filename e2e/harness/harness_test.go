@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,6 +105,23 @@ func TestKubectlErrorsSayWhatFailed(t *testing.T) {
 	_, err := h.KubectlErr("get", "pod", "no-such-pod")
 	if err == nil || !strings.Contains(err.Error(), "kubectl get pod no-such-pod") || !strings.Contains(err.Error(), "NotFound") {
 		t.Fatalf("want an error naming the command and the server's answer, got %v", err)
+	}
+}
+
+// TestWaitKeepsWhatItSawWhenTheDeadlineCutsACheckShort: a check refused by
+// the client's rate limiter because its turn would come after the deadline
+// (as make test's busy machines saw, at 94264a5) must not hide what the checks
+// before it saw.
+func TestWaitKeepsWhatItSawWhenTheDeadlineCutsACheckShort(t *testing.T) {
+	checks := 0
+	err := Wait(context.Background(), "3 pods", 300*time.Millisecond, 50*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		if checks++; checks == 1 {
+			return false, "0 pods", nil
+		}
+		return false, "", fmt.Errorf("client rate limiter Wait returned an error: %w", errors.New("rate: Wait(n=1) would exceed context deadline"))
+	})
+	if err == nil || !strings.Contains(err.Error(), "last seen: 0 pods") {
+		t.Fatalf("want a timeout that says it last saw 0 pods, got %v", err)
 	}
 }
 

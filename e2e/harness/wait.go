@@ -2,7 +2,9 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -22,7 +24,7 @@ func Wait(ctx context.Context, what string, timeout, interval time.Duration, che
 	for {
 		done, s, err := check(ctx)
 		switch {
-		case err != nil && ctx.Err() != nil:
+		case err != nil && cutShort(ctx, err):
 			// The check was cut short by the deadline: what it saw before
 			// says more than "context deadline exceeded".
 		case err != nil:
@@ -39,4 +41,13 @@ func Wait(ctx context.Context, what string, timeout, interval time.Duration, che
 		case <-time.After(interval):
 		}
 	}
+}
+
+// cutShort reports whether err says that a check was stopped by the wait's
+// deadline: the context's own error, or client-go's rate limiter refusing a
+// request whose turn would come after the deadline, before the deadline has
+// passed (golang.org/x/time/rate says so only in words).
+func cutShort(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) ||
+		strings.Contains(err.Error(), "would exceed context deadline")
 }
