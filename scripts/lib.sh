@@ -43,8 +43,8 @@ summary() {
 }
 
 # failures_summary: what the lanes that failed said of their failed tests,
-# go test's "--- FAIL" lines (subtests too), each with the two lines after it,
-# which say why. Each lane's whole output is printed above it (and kept in
+# go test's "--- FAIL" lines (subtests too), each with what says why
+# (failed_tests). Each lane's whole output is printed above it (and kept in
 # .cache/side-by-side/), but a log cut to its end, as CI shows it, would
 # otherwise name the failed step and not the test.
 failures_summary() {
@@ -57,6 +57,44 @@ failures_summary() {
     fi
     printf '%s\n' "${_failed_tests[$i]}" | sed 's/^/  /'
   done
+}
+
+# failed_tests: from go test's output on stdin, each "--- FAIL" line (subtests
+# too) with the first and the last of that test's own log entries: the first
+# often says where it was, the last is what stopped it (a t.Fatal comes last,
+# after every step's log, and may run on over indented lines: up to 40 of
+# them are kept). Passing tests' lines are left out.
+failed_tests() {
+  awk '
+    BEGIN { skip = -1 }
+    function ind(s) { match(s, /^ */); return RLENGTH }
+    function close_to(n) {
+      while (depth > 0 && n <= at[depth]) {
+        if (last[depth] != "" && last[depth] != first[depth]) printf "%s", last[depth]
+        depth--
+      }
+    }
+    {
+      sub(/\r$/, "")
+      n = ind($0)
+      if (skip >= 0 && n > skip) next
+      skip = -1
+      if ($0 ~ /^ *--- FAIL: /) {
+        close_to(n); depth++; at[depth] = n; first[depth] = ""; last[depth] = ""; kept[depth] = 0
+        print; next
+      }
+      if ($0 ~ /^ *(--- (PASS|SKIP): |=== )/) { close_to(n); skip = n; next }
+      close_to(n)
+      if (depth == 0) next
+      if (n == at[depth] + 4 && $0 ~ /^ *[^ ]+\.go:[0-9]+: /) {
+        if (first[depth] == "") { first[depth] = $0 "\n"; print }
+        last[depth] = $0 "\n"; kept[depth] = 0
+      } else if (n > at[depth] + 4 && last[depth] != "" && kept[depth] < 40) {
+        last[depth] = last[depth] $0 "\n"; kept[depth]++
+      }
+    }
+    END { close_to(-1) }
+  '
 }
 
 # retried "who: what": adds a line to the list of what was tried a second
@@ -150,7 +188,7 @@ side_by_side() {
     printf '\n\033[1m==> (%d) %s: its output\033[0m\n' $((i + 1)) "${titles[$i]}"
     cat "$dir/$i.log"
     if [ $r -ne 0 ]; then
-      _failed_tests+=("$(grep -a -A2 -e '--- FAIL:' "$dir/$i.log" | sed "s/$esc\[[0-9;]*m//g" | cut -c1-300 | head -60)")
+      _failed_tests+=("$(sed "s/$esc\[[0-9;]*m//g" "$dir/$i.log" | failed_tests | cut -c1-300 | head -150)")
     fi
     local secs status name
     while IFS='|' read -r secs status name; do

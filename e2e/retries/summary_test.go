@@ -67,3 +67,44 @@ func TestSummaryNamesTheFailedTests(t *testing.T) {
 		t.Errorf("lanes that passed, yet \"What failed\":\n%s", out)
 	}
 }
+
+// TestSummaryShowsWhatStoppedAFailedTest: of a failed test's log, "What
+// failed" keeps its first entry and its last (the t.Fatal, with the indented
+// lines it runs on to, such as a terminal's screen), not the steps' logs in
+// between nor a passing subtest's lines, however long the log.
+func TestSummaryShowsWhatStoppedAFailedTest(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "go-test.log")
+	lines := []string{
+		"--- FAIL: TestReader (900.00s)",
+		"    --- FAIL: TestReader/bash (899.00s)",
+		"        --- PASS: TestReader/bash/README (8.00s)",
+		"            reader_test.go:470: README step passed",
+		"        --- FAIL: TestReader/bash/crd-demo (817.99s)",
+		"            reader_test.go:391: docs/crd-demo.md starts, 35 steps",
+	}
+	for i := 1; i <= 200; i++ {
+		lines = append(lines, "            reader_test.go:470: a step that worked", "                --- output:", "                typed output")
+	}
+	lines = append(lines,
+		"            reader_test.go:477: docs/crd-demo.md:1100, step 20: not done in 10m0s",
+		"                --- the second terminal:",
+		"                error: the screen's last line",
+		"        reader_test.go:103: stopped after crd-demo.md",
+		"FAIL",
+	)
+	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := summaryOf(t, filepath.Join(t.TempDir(), "none.log"), `step "a go test" bash -c 'cat "$0"; exit 1' `+log)
+	_, after, _ := strings.Cut(out, "What failed")
+	for _, want := range []string{"starts, 35 steps", "step 20: not done in 10m0s", "error: the screen's last line", "stopped after crd-demo.md"} {
+		if !strings.Contains(after, want) {
+			t.Errorf("want %q after \"What failed\":\n%s", want, after)
+		}
+	}
+	for _, not := range []string{"a step that worked", "typed output", "README step passed"} {
+		if strings.Contains(after, not) {
+			t.Errorf("%q after \"What failed\", which should keep only what says why:\n%s", not, after)
+		}
+	}
+}
