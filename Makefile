@@ -134,7 +134,8 @@ bench: tools cluster-cli ## Measure the three approaches side by side on a kwok 
 .PHONY: lint
 lint: ## Run golangci-lint on every module (builds it on first use).
 	@scripts/tools.sh golangci-lint
-	@for m in $(MODULES); do echo ">> lint $$m"; (cd $$m && GOWORK=off $(LOCALBIN)/golangci-lint run ./...); done
+	@failed=; for m in $(MODULES); do echo ">> lint $$m"; (cd $$m && GOWORK=off $(LOCALBIN)/golangci-lint run ./...) || failed="$$failed $$m"; done; \
+	if [ -n "$$failed" ]; then echo "lint: golangci-lint found issues in:$$failed"; exit 1; fi
 
 .PHONY: clean
 clean: ## Remove the built tools, caches and test artifacts (run cluster-down first).

@@ -311,7 +311,7 @@ func checkRoom(maxN, otherPods int) error {
 		return nil // the cluster's own defaults: not make bench's
 	}
 	if need := 3*(maxN+1) + otherPods; nodes*perNode < need {
-		return fmt.Errorf("N = %d needs room for %d pods; the cluster's %d nodes hold %d each (%d): give more, make bench BENCH_NODE_PODS=%d", maxN, need, nodes, perNode, nodes*perNode, (need+nodes-1)/nodes)
+		return fmt.Errorf("at N = %d, %d pods need room; the cluster's %d nodes hold %d each (%d): give more, make bench BENCH_NODE_PODS=%d", maxN, need, nodes, perNode, nodes*perNode, (need+nodes-1)/nodes)
 	}
 	return nil
 }

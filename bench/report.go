@@ -332,8 +332,8 @@ func (r report) chart(path string) error {
 
 	img := vgimg.New(13*vg.Inch, vg.Length(len(rows))*5.5*vg.Inch)
 	dc := draw.New(img)
-	dc.Canvas.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
+	dc.SetColor(color.White)
+	dc.Fill(dc.Path())
 	tiles := draw.Tiles{Rows: len(rows), Cols: 2, PadX: vg.Inch / 2, PadY: vg.Inch / 2, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
 	canvases := plot.Align(rows, tiles, dc)
 	for i, row := range rows {
@@ -416,7 +416,7 @@ func bars(title, ylabel string, order []string, byImpl map[string][]summary, y f
 		if err != nil {
 			return nil, err
 		}
-		e.LineStyle.Width = vg.Points(1.5)
+		e.Width = vg.Points(1.5)
 		p.Add(e)
 	}
 	p.NominalX(order...)

@@ -406,7 +406,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		if err != nil {
 			return res, err
 		}
-		defer backend.Stop()
+		defer func() { _ = backend.Stop() }()
 		backendURL = url
 	}
 
@@ -480,7 +480,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 			return res, err
 		}
 	}
-	defer p.Stop()
+	defer func() { _ = p.Stop() }()
 	stopAnon := process.PeakAnon(p.Pid(), 100*time.Millisecond)
 	defer stopAnon()
 

@@ -39,7 +39,7 @@ func (b *bench) scale(ctx context.Context, im implementation, q qpsSetting, roun
 	if err != nil {
 		return res, err
 	}
-	defer p.Stop()
+	defer func() { _ = p.Stop() }()
 
 	cp := customPods.object(0)
 	_ = unstructured.SetNestedField(cp.Object, int64(1), "spec", "replicas")

@@ -66,7 +66,7 @@ func TestCheckRoom(t *testing.T) {
 		t.Errorf("N = 1000 on 4 nodes of 1000: %v", err)
 	}
 	err := checkRoom(5000, 0)
-	if err == nil || !strings.Contains(err.Error(), "needs room for 15003 pods") || !strings.Contains(err.Error(), "BENCH_NODE_PODS=3751") {
+	if err == nil || !strings.Contains(err.Error(), "15003 pods need room") || !strings.Contains(err.Error(), "BENCH_NODE_PODS=3751") {
 		t.Errorf("N = 5000 on 4 nodes of 1000: %v", err)
 	}
 	if err := checkRoom(100, 10000); err == nil {

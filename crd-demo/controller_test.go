@@ -190,7 +190,7 @@ func (f *fixture) checkEvents() {
 // an update) or the same patch (for an apply).
 func checkAction(t *testing.T, expected, actual core.Action) {
 	t.Helper()
-	if !(expected.Matches(actual.GetVerb(), actual.GetResource().Resource) && actual.GetSubresource() == expected.GetSubresource()) {
+	if !expected.Matches(actual.GetVerb(), actual.GetResource().Resource) || actual.GetSubresource() != expected.GetSubresource() {
 		t.Errorf("expected %s %s/%s, got %s %s/%s", expected.GetVerb(), expected.GetResource().Resource, expected.GetSubresource(),
 			actual.GetVerb(), actual.GetResource().Resource, actual.GetSubresource())
 		return

@@ -206,8 +206,8 @@ func ownsStatus(t *testing.T, network *samplecrdv1.Network) {
 	for _, m := range network.ManagedFields {
 		if m.Manager == fieldManager && m.Operation == metav1.ManagedFieldsOperationApply && m.Subresource == "status" && m.FieldsV1 != nil {
 			for _, field := range []string{`"f:networkID"`, `"f:observedGeneration"`, `"k:{\"type\":\"Ready\"}"`} {
-				if !strings.Contains(string(m.FieldsV1.Raw), field) {
-					t.Errorf("the %s apply of the status does not own %s: %s", fieldManager, field, m.FieldsV1.Raw)
+				if !strings.Contains(m.FieldsV1.GetRawString(), field) {
+					t.Errorf("the %s apply of the status does not own %s: %s", fieldManager, field, m.FieldsV1.GetRawString())
 				}
 			}
 			return

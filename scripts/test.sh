@@ -7,7 +7,8 @@
 #          module's own `make test` (unit and envtest suites) and the tests
 #          of tools/ (localwebhook), then the docs
 #          site served by `make docs-serve` and read in headless Chromium;
-#      (2) the e2e suites, on a kwok cluster of their own that is removed after;
+#      (2) the e2e suites, on a kwok cluster of their own that is removed after,
+#          then golangci-lint on every module (make lint);
 #      (3) the tutorial followed as a reader types it (doctools/reader): every
 #          chapter typed into tmux terminals, under bash and under zsh, from
 #          fresh clones with clusters of their own; the workshop from its
@@ -80,11 +81,11 @@ run_tests() {
   # get networks of their own.
   if own_network; then
     side_by_side "verify, then the demos' own tests" checks \
-      "the e2e suites on a kwok cluster" e2e_suites \
+      "the e2e suites on a kwok cluster, then make lint" e2e_then_lint \
       "the tutorial as a reader types it" reader
   else
     side_by_side "verify, then the demos' own tests" checks \
-      "the e2e suites on a kwok cluster, then the tutorial as a reader types it" e2e_then_reader
+      "the e2e suites on a kwok cluster, make lint, then the tutorial as a reader types it" e2e_then_reader
   fi
 }
 
@@ -96,8 +97,12 @@ own_network() {
   if [ "$(id -u)" = 0 ]; then unshare --net true 2>/dev/null; else unshare --net --map-root-user true 2>/dev/null; fi
 }
 
+e2e_then_lint() {
+  e2e_suites && lint
+}
+
 e2e_then_reader() {
-  e2e_suites && reader
+  e2e_suites && lint && reader
 }
 
 need_reader_tools() {
@@ -155,6 +160,14 @@ e2e_suites() {
   # side (-parallel).
   step "e2e: the suites on a kwok cluster (CLUSTER_NAME=k8s-demo-test)" bash -c \
     "cd '$ROOT/e2e' && CLUSTER=kwok CLUSTER_NAME=k8s-demo-test '$LOCALBIN/e2e-cluster' run -- go test -count=1 -p 1 -parallel 4 -timeout 30m ./..."
+}
+
+# lint: `make lint`, after the e2e suites, in the lane that ends first (the
+# reader's is the longest). Warm, about 10 seconds; the first run builds
+# golangci-lint (about 5 minutes on 2 cores with a cold build cache) and
+# analyses every module (about 3).
+lint() {
+  step "lint: golangci-lint on every module (make lint)" make -s -C "$ROOT" lint
 }
 
 reader() {

@@ -69,7 +69,9 @@ func articleCounts(text, reproduced, changed, notRepro string) (summary, rows ma
 			}
 			var n [4]int
 			for j := range n {
-				fmt.Sscan(m[3+j], &n[j])
+				if _, err := fmt.Sscan(m[3+j], &n[j]); err != nil {
+					return nil, nil, fmt.Errorf("line %d, %s: %q is not a number: %v", i+1, key, m[3+j], err)
+				}
 			}
 			summary[key] = n
 			continue

@@ -216,7 +216,7 @@ func TestFailureDumpShowsControllerLogEventsAndObjects(t *testing.T) {
 func TestKubeconfigAsHasOnlyTheBoundRole(t *testing.T) {
 	h := New(t)
 	h.Kubectl("create", "clusterrole", h.Namespace+"-pod-reader", "--verb=get,list,watch", "--resource=pods")
-	t.Cleanup(func() { h.KubectlErr("delete", "clusterrole", h.Namespace+"-pod-reader") })
+	t.Cleanup(func() { _, _ = h.KubectlErr("delete", "clusterrole", h.Namespace+"-pod-reader") })
 	kc := h.KubeconfigAs("reader", h.Namespace+"-pod-reader")
 	if !h.Can(kc, "list", "pods") {
 		t.Error("the ServiceAccount cannot list pods, which its role allows")

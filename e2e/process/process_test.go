@@ -176,7 +176,7 @@ func main() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Stop()
+	defer func() { _ = p.Stop() }()
 	if _, err := p.WaitForLog(context.Background(), regexp.MustCompile(`listening on \S+`), 30*time.Second); err != nil {
 		t.Fatal(err)
 	}

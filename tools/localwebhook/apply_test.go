@@ -55,7 +55,15 @@ func applyAfterPointConversion(t *testing.T, assets, demo string) {
 	// kubectl apply -k runs the same build with the kustomize built into kubectl.
 	install := func(when string) {
 		t.Helper()
-		stdout, stderr, err := env.ControlPlane.KubeCtl().Run("apply", "-k", demoPath(demo, "config", "crd"))
+		admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kubectl, err := admin.Kubectl()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, err := kubectl.Run("apply", "-k", demoPath(demo, "config", "crd"))
 		if err != nil {
 			out, _ := io.ReadAll(io.MultiReader(stdout, stderr))
 			t.Fatalf("%s: kubectl apply -k %s/config/crd: %v\n%s", when, demo, err, out)

@@ -48,7 +48,9 @@ type Env struct {
 	once sync.Once
 	env  *envtest.Environment
 	cfg  *rest.Config
-	err  error
+	// admin is the user Kubectl runs as.
+	admin *envtest.AuthenticatedUser
+	err   error
 }
 
 // New returns an Env that installs the CRDs in crdDir (relative to the test's
@@ -83,7 +85,11 @@ func (e *Env) Config(t *testing.T) *rest.Config {
 func (e *Env) Kubectl(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	e.Config(t)
-	stdout, stderr, err := e.env.ControlPlane.KubeCtl().Run(args...)
+	kubectl, err := e.admin.Kubectl()
+	if err != nil {
+		return "", err
+	}
+	stdout, stderr, err := kubectl.Run(args...)
 	var out strings.Builder
 	if stdout != nil {
 		_, _ = io.Copy(&out, stdout)
@@ -110,6 +116,10 @@ func (e *Env) start() {
 	e.cfg, e.err = e.env.Start()
 	if e.err != nil {
 		e.err = fmt.Errorf("starting etcd and kube-apiserver from KUBEBUILDER_ASSETS=%s: %w", assets, e.err)
+		return
+	}
+	if e.admin, e.err = e.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil); e.err != nil {
+		e.err = fmt.Errorf("a kubectl user for the test API server: %w", e.err)
 		return
 	}
 	if e.webhook {

@@ -181,7 +181,7 @@ func checkActions(t *testing.T, client string, expected, actual []core.Action) {
 // resource, with the same object, name or label selector.
 func checkAction(t *testing.T, expected, actual core.Action) {
 	t.Helper()
-	if !(expected.Matches(actual.GetVerb(), actual.GetResource().Resource) && actual.GetSubresource() == expected.GetSubresource()) {
+	if !expected.Matches(actual.GetVerb(), actual.GetResource().Resource) || actual.GetSubresource() != expected.GetSubresource() {
 		t.Errorf("expected %s %s/%s, got %s %s/%s", expected.GetVerb(), expected.GetResource().Resource, expected.GetSubresource(),
 			actual.GetVerb(), actual.GetResource().Resource, actual.GetSubresource())
 		return

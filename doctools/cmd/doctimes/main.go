@@ -106,7 +106,7 @@ func importTimes(from, to string) error {
 		// The chapters from the zsh pass; the workshop's exercises
 		// ("workshop#exercise-1", each typed whole after its restart) from
 		// the workshop pass, for the agenda.
-		if len(fields) != 3 || !(fields[0] == "zsh" || fields[0] == "workshop" && strings.Contains(fields[1], "#")) {
+		if len(fields) != 3 || fields[0] != "zsh" && (fields[0] != "workshop" || !strings.Contains(fields[1], "#")) {
 			continue
 		}
 		fmt.Fprintf(&b, "%s\t%s\n", fields[1], fields[2])

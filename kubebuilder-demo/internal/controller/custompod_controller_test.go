@@ -608,7 +608,7 @@ func setPodReady(pod *corev1.Pod, status corev1.ConditionStatus) {
 
 // managers lists obj's managedFields entries as "manager subresource".
 func managers(obj client.Object) []string {
-	var out []string
+	out := make([]string, 0, len(obj.GetManagedFields()))
 	for _, m := range obj.GetManagedFields() {
 		out = append(out, m.Manager+" "+m.Subresource)
 	}
@@ -622,7 +622,7 @@ func statusFields(obj client.Object, manager string) string {
 	for _, m := range obj.GetManagedFields() {
 		if m.Manager == manager && m.Operation == metav1.ManagedFieldsOperationApply &&
 			m.Subresource == "status" && m.FieldsV1 != nil {
-			return string(m.FieldsV1.Raw)
+			return m.FieldsV1.GetRawString()
 		}
 	}
 	return ""

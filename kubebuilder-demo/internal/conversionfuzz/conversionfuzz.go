@@ -83,9 +83,10 @@ func Filler(data []byte) *randfill.Filler {
 // Seeds are the fuzz targets' seed corpus, and so the random objects a plain
 // `go test` checks: 500 inputs, a few milliseconds.
 func Seeds() [][]byte {
-	var s [][]byte
+	const n = 500
+	s := make([][]byte, 0, n)
 	r := randfill.NewWithSeed(1).NumElements(64, 1024)
-	for range 500 {
+	for range n {
 		var b []byte
 		r.Fill(&b)
 		s = append(s, b)

@@ -200,9 +200,10 @@ func TestCSVInstallsTheManagerDeployment(t *testing.T) {
 		t.Errorf("CSV deployment differs from config/manifests' (run make bundle):\n%s\nwant\n%s", g, w)
 	}
 	args := managerArgs(map[string]any{"spec": got[0].Spec})
-	if containsString(args, "--webhook-cert-rotation") || !containsString(args, "--webhook-cert-path=/tmp/k8s-webhook-server/serving-certs") {
-		t.Errorf("CSV manager args %q: want --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs (where OLM mounts its certificate) "+
-			"and no --webhook-cert-rotation", args)
+	const certPath = "--webhook-cert-path=/tmp/k8s-webhook-server/serving-certs"
+	if containsString(args, "--webhook-cert-rotation") || !containsString(args, certPath) {
+		t.Errorf("CSV manager args %q: want %s (where OLM mounts its certificate) and no --webhook-cert-rotation",
+			args, certPath)
 	}
 	if vols, _ := got[0].Spec["template"].(map[string]any)["spec"].(map[string]any)["volumes"].([]any); len(vols) > 0 {
 		t.Errorf("CSV deployment has volumes %v: OLM mounts the webhook certificate itself", vols)
@@ -269,13 +270,15 @@ func TestCSVDefinesEveryWebhook(t *testing.T) {
 		want = append(want, d)
 	}
 	// A CRD's conversion webhook: OLM's name for it, c<kind>.kb.io.
-	var conversions []map[string]any
-	for name, p := range conversionPatches(t) {
+	patches := conversionPatches(t)
+	conversions := make([]map[string]any, 0, len(patches))
+	for name, p := range patches {
 		conversions = append(conversions, map[string]any{
 			"generateName": "c" + strings.ToLower(crdKinds(t)[name]) + ".kb.io",
 			"type":         "ConversionWebhook", "deploymentName": "operator-demo-controller-manager",
 			"containerPort": svc.Spec.Ports[0].Port, "targetPort": svc.Spec.Ports[0].TargetPort, "sideEffects": "None",
-			"admissionReviewVersions": p.ConversionReviewVersions, "webhookPath": p.Path, "conversionCRDs": []string{name},
+			"admissionReviewVersions": p.ConversionReviewVersions, "webhookPath": p.Path,
+			"conversionCRDs": []string{name},
 		})
 	}
 	want = append(conversions, want...) // ConversionWebhook sorts first
@@ -288,7 +291,8 @@ func TestCSVDefinesEveryWebhook(t *testing.T) {
 	g, _ := json.MarshalIndent(c.Spec.WebhookDefinitions, "", "  ")
 	w, _ := json.MarshalIndent(want, "", "  ")
 	if string(g) != string(w) {
-		t.Errorf("CSV webhookdefinitions (run make bundle):\n%s\nwant (from config/webhook and config/crd/patches):\n%s", g, w)
+		t.Errorf("CSV webhookdefinitions (run make bundle):\n%s\nwant (from config/webhook and config/crd/patches):\n%s",
+			g, w)
 	}
 }
 
@@ -345,7 +349,10 @@ func conversionPatches(t *testing.T) map[string]conversionPatch {
 		}
 		readYAML(t, rel, &patch)
 		w := patch.Spec.Conversion.Webhook
-		patches[patch.Metadata.Name] = conversionPatch{Path: w.ClientConfig.Service.Path, ConversionReviewVersions: w.ConversionReviewVersions}
+		patches[patch.Metadata.Name] = conversionPatch{
+			Path:                     w.ClientConfig.Service.Path,
+			ConversionReviewVersions: w.ConversionReviewVersions,
+		}
 	}
 	return patches
 }

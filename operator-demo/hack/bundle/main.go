@@ -277,9 +277,9 @@ func build(objs []object, o options) (*bundleContents, error) {
 	strategy := installStrategy{StrategyName: "deployment"}
 	for _, d := range deployments {
 		spec, _, _ := unstructured.NestedMap(d, "spec")
-		labels, _, _ := unstructured.NestedStringMap(d, "metadata", "labels")
+		podLabels, _, _ := unstructured.NestedStringMap(d, "metadata", "labels")
 		strategy.Spec.Deployments = append(strategy.Spec.Deployments,
-			deploymentSpec{Name: str(d, "metadata", "name"), Label: labels, Spec: spec})
+			deploymentSpec{Name: str(d, "metadata", "name"), Label: podLabels, Spec: spec})
 	}
 	perms, clusterPerms, err := permissions(roles, bindings, serviceAccounts, b.manifests)
 	if err != nil {
@@ -377,7 +377,9 @@ func webhookDefinitions(configs, crds, rest, deployments []object) ([]webhookDes
 			ConversionCRDs:          []string{str(crd, "metadata", "name")}}
 		var cc admissionregistrationv1.WebhookClientConfig
 		if svc := conv.Webhook.ClientConfig.Service; svc != nil {
-			cc.Service = &admissionregistrationv1.ServiceReference{Namespace: svc.Namespace, Name: svc.Name, Path: svc.Path, Port: svc.Port}
+			cc.Service = &admissionregistrationv1.ServiceReference{
+				Namespace: svc.Namespace, Name: svc.Name, Path: svc.Path, Port: svc.Port,
+			}
 		}
 		if err := setService(&d, cc, services, deployments); err != nil {
 			return nil, err

@@ -182,9 +182,9 @@ func writeFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name()) // once renamed, a no-op
+	defer func() { _ = os.Remove(f.Name()) }() // once renamed, a no-op
 	if _, err := f.Write(data); err != nil {
-		f.Close()
+		_ = f.Close() // the write's error is the one to return
 		return err
 	}
 	if err := f.Close(); err != nil {

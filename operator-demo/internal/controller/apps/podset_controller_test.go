@@ -254,7 +254,7 @@ func setPodReady(pod *corev1.Pod, status corev1.ConditionStatus) {
 
 // managers lists obj's managedFields entries as "manager subresource".
 func managers(obj client.Object) []string {
-	var out []string
+	out := make([]string, 0, len(obj.GetManagedFields()))
 	for _, m := range obj.GetManagedFields() {
 		out = append(out, m.Manager+" "+m.Subresource)
 	}

@@ -126,8 +126,9 @@ var _ = Describe("PodBuggerTool admission policy", func() {
 	objects := func(path string) []*unstructured.Unstructured {
 		b, err := os.ReadFile(filepath.Join("..", "..", "..", path))
 		Expect(err).NotTo(HaveOccurred())
-		var objs []*unstructured.Unstructured
-		for _, doc := range strings.Split(string(b), "\n---\n") {
+		docs := strings.Split(string(b), "\n---\n")
+		objs := make([]*unstructured.Unstructured, 0, len(docs))
+		for _, doc := range docs {
 			u := &unstructured.Unstructured{}
 			Expect(yaml.Unmarshal([]byte(doc), &u.Object)).To(Succeed())
 			objs = append(objs, u)

@@ -343,7 +343,7 @@ func setPodReady(pod *corev1.Pod, status corev1.ConditionStatus) {
 
 // managers lists obj's managedFields entries as "manager subresource".
 func managers(obj client.Object) []string {
-	var out []string
+	out := make([]string, 0, len(obj.GetManagedFields()))
 	for _, m := range obj.GetManagedFields() {
 		out = append(out, m.Manager+" "+m.Subresource)
 	}
@@ -381,15 +381,6 @@ func expectCondition(key types.NamespacedName, status metav1.ConditionStatus, re
 		g.Expect(cond.Status).To(Equal(status))
 		g.Expect(cond.Reason).To(Equal(reason))
 		g.Expect(cond.Message).To(Equal(message))
-	}).Should(Succeed())
-}
-
-func expectConditionMessage(key types.NamespacedName, status metav1.ConditionStatus, reason, substring string) {
-	EventuallyWithOffset(1, func(g Gomega) {
-		cond := readyCondition(g, key)
-		g.Expect(cond.Status).To(Equal(status))
-		g.Expect(cond.Reason).To(Equal(reason))
-		g.Expect(cond.Message).To(ContainSubstring(substring))
 	}).Should(Succeed())
 }
 
