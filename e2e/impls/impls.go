@@ -112,7 +112,9 @@ func controllerRuntime(name, dir, lease string) Impl {
 		// Their webhooks (CustomPod's conversion webhook; operator-demo's
 		// Vpc webhook) would need a certificate, and would re-point the
 		// CustomPod CRD: the callers use v2, which needs no conversion.
-		Env:     []string{"ENABLE_WEBHOOKS=false"},
+		// GOGC is their Deployment's (config/manager/manager.yaml), so that
+		// they are measured as they run in a cluster.
+		Env:     []string{"ENABLE_WEBHOOKS=false", "GOGC=50"},
 		Started: regexp.MustCompile(`Starting workers.*"controller": "custompod"`),
 		Lease:   lease,
 		// controller-runtime's defaults, which the scaffolds' flags keep.

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"example.com/k8s-demo/e2e/cluster"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
 )
 
 func TestArgs(t *testing.T) {
@@ -71,6 +73,47 @@ func TestTableMatchesTheModules(t *testing.T) {
 		}
 		if !strings.Contains(src.String(), `"`+im.Lease+`"`) {
 			t.Errorf("%s: no Go file of %s names the Lease %q", im.Name, im.Dir, im.Lease)
+		}
+	}
+}
+
+// TestManagersRunWithTheirDeploymentsGOGC: the scaffolds' managers run here
+// (the bench, the e2e suites) with the GOGC their Deployment sets, so that
+// what the bench measures is what runs in a cluster.
+func TestManagersRunWithTheirDeploymentsGOGC(t *testing.T) {
+	wd, _ := os.Getwd()
+	root, err := cluster.FindRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, im := range []*Impl{&Kubebuilder, &OperatorSDK} {
+		path := filepath.Join(root, im.Dir, "config", "manager", "manager.yaml")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deployment := ""
+		for _, doc := range strings.Split(string(b), "\n---\n") {
+			if strings.Contains(doc, "kind: Deployment") {
+				deployment = doc
+			}
+		}
+		var d appsv1.Deployment
+		if err := yaml.Unmarshal([]byte(deployment), &d); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		want := ""
+		for _, c := range d.Spec.Template.Spec.Containers {
+			for _, e := range c.Env {
+				if c.Name == "manager" && e.Name == "GOGC" {
+					want = "GOGC=" + e.Value
+				}
+			}
+		}
+		if want == "" {
+			t.Errorf("%s: the manager container sets no GOGC", path)
+		} else if !slices.Contains(im.Env, want) {
+			t.Errorf("%s: the manager runs here with %q, and its Deployment (%s) with %s", im.Name, im.Env, path, want)
 		}
 	}
 }
