@@ -163,9 +163,9 @@ e2e_suites() {
 }
 
 # lint: `make lint`, after the e2e suites, in the lane that ends first (the
-# reader's is the longest). Warm, about 10 seconds; the first run builds
-# golangci-lint (about 5 minutes on 2 cores with a cold build cache) and
-# analyses every module (about 3).
+# reader's is the longest). About 5 minutes in a fresh clone, as CI's (it
+# builds golangci-lint into the clone's bin/, and its analysis cache is keyed
+# by the clone's paths); about 10 seconds when run again in the same clone.
 lint() {
   step "lint: golangci-lint on every module (make lint)" make -s -C "$ROOT" lint
 }

@@ -51,18 +51,18 @@ func applyAfterPointConversion(t *testing.T, assets, demo string) {
 			t.Errorf("stopping the test API server: %v", err)
 		}
 	})
+	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl, err := admin.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
 	// make install is `kustomize build config/crd | kubectl apply -f -`;
 	// kubectl apply -k runs the same build with the kustomize built into kubectl.
 	install := func(when string) {
 		t.Helper()
-		admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kubectl, err := admin.Kubectl()
-		if err != nil {
-			t.Fatal(err)
-		}
 		stdout, stderr, err := kubectl.Run("apply", "-k", demoPath(demo, "config", "crd"))
 		if err != nil {
 			out, _ := io.ReadAll(io.MultiReader(stdout, stderr))
