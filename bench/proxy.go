@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -27,9 +28,17 @@ type countingProxy struct {
 
 	mu     sync.Mutex
 	counts map[string]int // "verb resource", e.g. "create pods"
+	// compressed counts the responses the API server sent compressed, by
+	// request (watches included) and encoding: "watch pods (gzip)".
+	compressed map[string]int
 }
 
 func startCountingProxy(cfg *rest.Config) (*countingProxy, error) {
+	// The request goes on as the process sent it. Go's HTTP client asks for
+	// gzip on a request that does not say, and inflates the answer itself:
+	// the API server would compress for a process that asked it not to.
+	cfg = rest.CopyConfig(cfg)
+	cfg.DisableCompression = true
 	transport, err := rest.TransportFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("API server transport: %w", err)
@@ -38,7 +47,7 @@ func startCountingProxy(cfg *rest.Config) (*countingProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("API server address %q: %w", cfg.Host, err)
 	}
-	p := &countingProxy{counts: map[string]int{}}
+	p := &countingProxy{counts: map[string]int{}, compressed: map[string]int{}}
 	rp := &httputil.ReverseProxy{
 		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
 		Transport: transport,
@@ -58,12 +67,12 @@ func startCountingProxy(cfg *rest.Config) (*countingProxy, error) {
 	p.addr = l.Addr().String()
 	p.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := verbOf(r) + " " + resourceOf(r.URL.Path)
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK, proxy: p, key: key}
 		if strings.HasPrefix(key, "watch ") {
 			p.count(key) // a stream: counted when it opens
-			rp.ServeHTTP(w, r)
+			rp.ServeHTTP(sw, r)
 			return
 		}
-		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 		rp.ServeHTTP(sw, r)
 		// A conflict is a request made on a stale view: a create of a
 		// name that exists, an update of an old resourceVersion. It is
@@ -90,21 +99,32 @@ func (p *countingProxy) count(key string) {
 func (p *countingProxy) Snapshot() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c := make(map[string]int, len(p.counts))
-	for k, v := range p.counts {
-		c[k] = v
-	}
-	return c
+	return maps.Clone(p.counts)
 }
 
-// statusWriter remembers the status code of the response it passes on.
+// Compressed returns a copy of the compressed responses' counts so far.
+func (p *countingProxy) Compressed() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.compressed)
+}
+
+// statusWriter remembers the status code of the response it passes on, and
+// counts it if the API server compressed it.
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code  int
+	proxy *countingProxy
+	key   string
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	w.code = code
+	if enc := w.Header().Get("Content-Encoding"); enc != "" {
+		w.proxy.mu.Lock()
+		w.proxy.compressed[w.key+" ("+enc+")"]++
+		w.proxy.mu.Unlock()
+	}
 	w.ResponseWriter.WriteHeader(code)
 }
 

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"compress/gzip"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,6 +72,58 @@ func TestConflictsAreCountedApart(t *testing.T) {
 	}
 	if c.Total() != 3 || c.Writes() != 3 {
 		t.Errorf("Total %d and Writes %d, want 3 and 3: a refused create is still a request and a write", c.Total(), c.Writes())
+	}
+}
+
+// TestTheProxyAddsNoGzip sends requests through the proxy to a TLS server
+// that compresses what a client asks it to, as the API server compresses the
+// watches an informer starts with its list: a request that does not ask
+// reaches the server as it was sent (Go's HTTP client would ask on its own
+// and inflate the answer), and a compressed response is counted apart.
+func TestTheProxyAddsNoGzip(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		enc := r.Header.Get("Accept-Encoding")
+		mu.Lock()
+		asked = append(asked, enc)
+		mu.Unlock()
+		if enc != "gzip" {
+			_, _ = w.Write([]byte("{}"))
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		gz := gzip.NewWriter(w)
+		_, _ = gz.Write([]byte("{}"))
+		_ = gz.Close()
+	}))
+	defer upstream.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: upstream.Certificate().Raw})
+	p, err := startCountingProxy(&rest.Config{Host: upstream.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	// Each as sent: the proxy's client adds nothing to the first.
+	plain := &http.Transport{DisableCompression: true}
+	for _, enc := range []string{"", "gzip"} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+p.addr+"/api/v1/namespaces/ns/pods?watch=true", nil)
+		if enc != "" {
+			req.Header.Set("Accept-Encoding", enc)
+		}
+		resp, err := plain.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"", "gzip"}; !slices.Equal(asked, want) {
+		t.Errorf("Accept-Encoding that reached the server: %q, want %q", asked, want)
+	}
+	if got, want := requestCounts(p.Compressed()).String(), "watch pods (gzip) 1"; got != want {
+		t.Errorf("compressed: got %q, want %q", got, want)
 	}
 }
 

@@ -84,6 +84,9 @@ type result struct {
 	// Cluster is the CPU time each of the cluster's components spent over
 	// the same span as Requests (kwok clusters only).
 	Cluster map[string]time.Duration
+	// Compressed counts the responses the API server compressed for the
+	// process, over the whole run, its watches included (countingProxy).
+	Compressed requestCounts
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -506,6 +509,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 	// (the events its own writes cause): wait until it goes quiet.
 	waitQuiet(proxy, p)
 	res.Requests = diffCounts(proxy.Snapshot(), before)
+	res.Compressed = proxy.Compressed()
 	clusterAfter, err := b.clusterCPU()
 	if err != nil {
 		return res, err
@@ -548,6 +552,11 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		im.name, n, res.Converge.Round(time.Millisecond), res.P50.Round(time.Millisecond), res.P99.Round(time.Millisecond),
 		res.Requests.Total(), res.Requests.Writes(), float64(res.PeakRSS)/1e6, float64(res.PeakAnon)/1e6, res.CPU)
 	b.logf("    requests: %s", res.Requests)
+	if len(res.Compressed) > 0 {
+		// Asked for by the process (Go's HTTP client asks unless its
+		// transport says not to): CPU on both sides, for each event.
+		b.logf("    responses the API server compressed: %s", res.Compressed)
+	}
 	if res.Cluster != nil {
 		b.logf("    the cluster's CPU: %s", clusterCPUString(res.Cluster))
 	}
