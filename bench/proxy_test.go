@@ -2,17 +2,24 @@ package main
 
 import (
 	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 func TestRequestsAreNamedAsTheAuditLogNamesThem(t *testing.T) {
@@ -58,8 +65,8 @@ func TestConflictsAreCountedApart(t *testing.T) {
 		if q == "watch=true" {
 			method = http.MethodGet
 		}
-		req, _ := http.NewRequest(method, "http://"+p.addr+"/api/v1/namespaces/ns/pods?"+q, nil)
-		resp, err := http.DefaultClient.Do(req)
+		req, _ := http.NewRequest(method, "https://"+p.addr+"/api/v1/namespaces/ns/pods?"+q, nil)
+		resp, err := proxyClient(t, p).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,11 +82,14 @@ func TestConflictsAreCountedApart(t *testing.T) {
 	}
 }
 
-// TestTheProxyAddsNoGzip sends requests through the proxy to a TLS server
-// that compresses what a client asks it to, as the API server compresses the
-// watches an informer starts with its list: a request that does not ask
-// reaches the server as it was sent (Go's HTTP client would ask on its own
-// and inflate the answer), and a compressed response is counted apart.
+// TestTheProxyAddsNoGzip sends requests through the proxy, with a client made
+// from the kubeconfig the bench gives a process, to a TLS server that
+// compresses what a client asks it to, as the API server compresses the
+// watches an informer starts with its list. A client with DisableCompression
+// reaches the server as it sent its request: the proxy's own client adds no
+// Accept-Encoding (Go's would, and inflate the answer itself), and the
+// proxy speaks TLS, without which client-go ignores DisableCompression. A
+// client that asks gets a compressed response, counted apart.
 func TestTheProxyAddsNoGzip(t *testing.T) {
 	var mu sync.Mutex
 	var asked []string
@@ -88,13 +98,15 @@ func TestTheProxyAddsNoGzip(t *testing.T) {
 		mu.Lock()
 		asked = append(asked, enc)
 		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		body := []byte(`{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[]}`)
 		if enc != "gzip" {
-			_, _ = w.Write([]byte("{}"))
+			_, _ = w.Write(body)
 			return
 		}
 		w.Header().Set("Content-Encoding", "gzip")
 		gz := gzip.NewWriter(w)
-		_, _ = gz.Write([]byte("{}"))
+		_, _ = gz.Write(body)
 		_ = gz.Close()
 	}))
 	defer upstream.Close()
@@ -104,25 +116,30 @@ func TestTheProxyAddsNoGzip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	// Each as sent: the proxy's client adds nothing to the first.
-	plain := &http.Transport{DisableCompression: true}
-	for _, enc := range []string{"", "gzip"} {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+p.addr+"/api/v1/namespaces/ns/pods?watch=true", nil)
-		if enc != "" {
-			req.Header.Set("Accept-Encoding", enc)
-		}
-		resp, err := plain.RoundTrip(req)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := p.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	for _, disable := range []bool{true, false} {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		cfg.DisableCompression = disable
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{}); err != nil {
+			t.Fatalf("DisableCompression=%v: %v", disable, err)
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if want := []string{"", "gzip"}; !slices.Equal(asked, want) {
-		t.Errorf("Accept-Encoding that reached the server: %q, want %q", asked, want)
+		t.Errorf("Accept-Encoding that reached the server, DisableCompression true then false: %q, want %q", asked, want)
 	}
-	if got, want := requestCounts(p.Compressed()).String(), "watch pods (gzip) 1"; got != want {
+	if got, want := requestCounts(p.Compressed()).String(), "list pods (gzip) 1"; got != want {
 		t.Errorf("compressed: got %q, want %q", got, want)
 	}
 }
@@ -176,4 +193,13 @@ func TestTheGeneratedSectionIsFoundAndReplaced(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// proxyClient is an HTTP client that trusts the proxy's certificate.
+func proxyClient(t *testing.T, p *countingProxy) *http.Client {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(p.caPEM) {
+		t.Fatal("the proxy's CA: no certificate")
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 }

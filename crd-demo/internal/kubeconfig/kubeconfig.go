@@ -40,7 +40,8 @@ func (f *Flags) Check() error {
 	return nil
 }
 
-// Load returns the client configuration with the flags' rate limits.
+// Load returns the client configuration with the flags' rate limits, asking
+// for uncompressed responses.
 func (f *Flags) Load() (*rest.Config, error) {
 	cfg, err := Load(f.MasterURL, f.Path)
 	if err != nil {
@@ -48,6 +49,13 @@ func (f *Flags) Load() (*rest.Config, error) {
 	}
 	cfg.QPS = float32(f.QPS)
 	cfg.Burst = f.Burst
+	// No gzip. An informer's watch starts with its list, and Kubernetes 1.37
+	// (WatchListCompression) compresses that stream, event after event, for
+	// a client that asks, as Go's HTTP client does unless told not to; the
+	// controller then inflates each event again. Beside its API server a
+	// controller has bandwidth to spare and CPU to save (docs/bench.md,
+	// step 16). client-go honours this over TLS only, as an API server speaks.
+	cfg.DisableCompression = true
 	return cfg, nil
 }
 
