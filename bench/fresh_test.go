@@ -12,8 +12,9 @@ import (
 // TestFreshClusterPerRun runs the bench as make bench does, small: a new
 // kwok cluster for each run, the next one made, with its CRDs, while the
 // run before it finishes; each run converges on its own empty cluster, and
-// no cluster is left behind. Its two runs are client-go's controller and
-// kubebuilder's manager, and the API server compresses nothing for either.
+// no cluster is left behind. Its three runs are client-go's controller and
+// kubebuilder's and operator-sdk's managers, and the API server compresses
+// nothing for any of them.
 func TestFreshClusterPerRun(t *testing.T) {
 	t.Setenv("CLUSTER_NODES", "1")
 	t.Setenv("CLUSTER_NODE_PODS", "100")
@@ -42,9 +43,9 @@ func TestFreshClusterPerRun(t *testing.T) {
 		return ok
 	}
 
-	// client-go's controller, then kubebuilder's manager: the next run's
-	// cluster is made with its CRDs.
-	im, kb := implementations[0], implementations[1]
+	// client-go's controller, then kubebuilder's manager, then
+	// operator-sdk's: each next run's cluster is made with its CRDs.
+	im, kb, op := implementations[0], implementations[1], implementations[2]
 	q := qpsSetting{100, 200}
 	b.nextCRDs = kb.crds
 	r, err := b.run(ctx, im, 5, q)
@@ -74,7 +75,7 @@ func TestFreshClusterPerRun(t *testing.T) {
 		t.Error("the first run's cluster is still there")
 	}
 
-	b.nextCRDs = nil
+	b.nextCRDs = op.crds
 	r, err = b.run(ctx, kb, 5, q)
 	if err != nil {
 		t.Fatal(err)
@@ -85,10 +86,20 @@ func TestFreshClusterPerRun(t *testing.T) {
 	if got := r.Requests["create pods"]; got != 15 {
 		t.Errorf("second run: %d pods created, want 15 (%s)", got, r.Requests)
 	}
-	if b.clusters != 2 || b.next != nil {
-		t.Errorf("after the last run: %d clusters made, want 2, and none under way (have %v)", b.clusters, b.next)
-	}
 	if exists("2") {
+		t.Error("the second run's cluster is still there")
+	}
+
+	b.nextCRDs = nil
+	r, err = b.run(ctx, op, 5, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uncompressed(r)
+	if b.clusters != 3 || b.next != nil {
+		t.Errorf("after the last run: %d clusters made, want 3, and none under way (have %v)", b.clusters, b.next)
+	}
+	if exists("3") {
 		t.Error("the last run's cluster is still there")
 	}
 }
