@@ -52,8 +52,8 @@ func TestFreshClusterPerRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Neither asks the API server to compress (docs/bench.md, step 16): for
-	// one that does, Kubernetes 1.37 gzips the watches its informers start
+	// None of them asks the API server to compress (docs/bench.md, step
+	// 16): for one that does, Kubernetes 1.37 gzips the watches its informers start
 	// with their lists.
 	uncompressed := func(r result) {
 		t.Helper()

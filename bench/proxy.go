@@ -104,9 +104,12 @@ func startCountingProxy(cfg *rest.Config) (*countingProxy, error) {
 // conflictSuffix marks the requests the API server refused with 409.
 const conflictSuffix = " (409 conflict)"
 
-func (p *countingProxy) count(key string) {
+func (p *countingProxy) count(key string) { p.add(p.counts, key) }
+
+// add counts key in m, one of the proxy's maps.
+func (p *countingProxy) add(m map[string]int, key string) {
 	p.mu.Lock()
-	p.counts[key]++
+	m[key]++
 	p.mu.Unlock()
 }
 
@@ -136,9 +139,7 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(code int) {
 	w.code = code
 	if enc := w.Header().Get("Content-Encoding"); enc != "" {
-		w.proxy.mu.Lock()
-		w.proxy.compressed[w.key+" ("+enc+")"]++
-		w.proxy.mu.Unlock()
+		w.proxy.add(w.proxy.compressed, w.key+" ("+enc+")")
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
