@@ -263,8 +263,9 @@ func newClone(t *testing.T, root, pass string) string {
 		cmd.Dir, cmd.Env = clone, readerEnv(t, clone, t.TempDir())
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("make cluster-down in the clone: %v\n%s", err, out)
+		} else if !t.Failed() { // as in followChapter: the failure's entry stays the last
+			t.Logf("%s: make cluster-down in the clone, in %s", at(), time.Since(started).Round(100*time.Millisecond))
 		}
-		t.Logf("%s: make cluster-down in the clone, in %s", at(), time.Since(started).Round(100*time.Millisecond))
 		if err := os.RemoveAll(clone); err != nil {
 			t.Errorf("removing the clone: %v", err)
 		}
@@ -393,11 +394,14 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 		if err := terms.EndChapter(); err != nil {
 			t.Error(err)
 		}
+		if t.Failed() {
+			// No line after the failure's: make test's summary shows a
+			// failed test's last log entry, which must be what failed.
+			return
+		}
 		took := time.Since(started)
 		t.Logf("%s: %s ends, after %s", at(), rel, took.Round(100*time.Millisecond))
-		if !t.Failed() {
-			recordTiming(t, chapter, took)
-		}
+		recordTiming(t, chapter, took)
 	}()
 	ctx := t.Context()
 	// step types, saves or interrupts as steps[i] says, and fails the test
