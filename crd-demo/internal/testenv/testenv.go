@@ -168,18 +168,32 @@ func StartConversionWebhook(ctx context.Context, cfg *rest.Config) (stop func(),
 
 // WaitForConversion waits until the API server uses the conversion webhook
 // the CRD names now (it takes a moment to notice a change of the CRD): until
-// a v1 CustomPod can be created in the default namespace. The object is
-// deleted again.
+// a v1 CustomPod created in the default namespace reads as v2 with the
+// template the webhook gives it. A create that succeeds is not proof: under
+// the None strategy the API server stores a v1 object as v2 with no
+// template, and once the webhook answers, that object no longer converts to
+// v1 and back. So the object is read and deleted as v2, the version it is
+// stored in, which needs no conversion.
 func WaitForConversion(ctx context.Context, cfg *rest.Config) error {
-	cps := clientset.NewForConfigOrDie(cfg).ZhhnzwV1().CustomPods(metav1.NamespaceDefault)
+	cs := clientset.NewForConfigOrDie(cfg)
+	v1s, v2s := cs.ZhhnzwV1().CustomPods(metav1.NamespaceDefault), cs.ZhhnzwV2().CustomPods(metav1.NamespaceDefault)
+	const name = "testenv-conversion-check"
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, lastErr = cps.Create(ctx, &zhhnzwv1.CustomPod{ObjectMeta: metav1.ObjectMeta{Name: "testenv-conversion-check"}}, metav1.CreateOptions{})
-		if lastErr != nil {
+		if _, lastErr = v1s.Create(ctx, &zhhnzwv1.CustomPod{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); lastErr != nil && !apierrors.IsAlreadyExists(lastErr) {
 			return false, nil
 		}
-		if err := cps.Delete(ctx, "testenv-conversion-check", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		got, err := v2s.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			lastErr = err
+			return false, nil
+		}
+		if err := v2s.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return false, err
+		}
+		if got.Spec.Template.Image != zhhnzwv1.PodImage {
+			lastErr = fmt.Errorf("created as v1, it reads as v2 with the template %+v, not the webhook's: the API server did not convert it yet", got.Spec.Template)
+			return false, nil
 		}
 		return true, nil
 	})
