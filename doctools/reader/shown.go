@@ -17,6 +17,8 @@ import (
 //   - an age or duration as kubectl prints it ("0s", "2m3s", "5h");
 //   - a time: RFC 3339 ("2026-11-22T04:31:23Z"), or a klog header with
 //     its process id ("I1122 04:33:14.325816   15014");
+//   - the line number of klog's caller ("kubeconfig.go:78]"): it moves with
+//     every edit above the call, and the file name is kept;
 //   - a UUID, or its start cut with "…" ("aef81eaf-…");
 //   - the five characters the API server appends to a generated name
 //     ("custompod-sample-6vd9c", "e2e-testgvk-d6hhw").
@@ -33,6 +35,7 @@ var (
 		{`…`, `.*`},
 		{`[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+`, `[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+`},
 		{`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)`, `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)`},
+		{`\.go:\d+\]`, `\.go:\d+\]`},
 		{`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`, `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`},
 		{`[0-9a-f]{8}-[0-9a-f-]*…`, `[0-9a-f]{8}-.*`},
 		// apimachinery's names.SimpleNameGenerator: five of these, after a

@@ -111,7 +111,7 @@ func TestShown(t *testing.T) {
 		`{"networks":[{"id":"0b1e5c3a-77aa-4c1e-9f00-12ab34cd56ef","name":"crd-demo/example-network","cidr":"192.168.0.0/16"}]}`,
 		"pod/custompod-sample-x7z2q   1/1   Running   0   12s",
 		"0s     Normal   Updated   network/example-network   Updated backend network 0b1e5c3a-77aa-4c1e-9f00-12ab34cd56ef: cidr 192.168.0.0/16 → 10.1.0.0/16",
-		`I1124 11:02:59.000001 7 round_trippers.go:632] "Response" verb="GET" status="200 OK" milliseconds=12`,
+		`I1124 11:02:59.000001 7 round_trippers.go:640] "Response" verb="GET" status="200 OK" milliseconds=12`,
 		"2026-11-24T11:03:00Z\tINFO\tsetup\tstarting manager",
 		"",
 	}, "\n")
@@ -156,6 +156,7 @@ func TestShown(t *testing.T) {
 		{"another name", "pod/custompod-sample-x7z2q", "pod/custompod-other-x7z2q", shown[5]},
 		{"a name of another shape", "custompod-sample-x7z2q", "custompod-sample-abcde", shown[5]},
 		{"another level", "INFO\tsetup", "ERROR\tsetup", shown[8]},
+		{"another caller", "round_trippers.go:640]", "request.go:640]", shown[7]},
 		{"a line fewer", "pod/custompod-sample-x7z2q   1/1   Running   0   12s\n", "", shown[5]},
 	} {
 		changed := strings.Replace(printed, tc.from, tc.to, 1)
