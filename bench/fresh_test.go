@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -44,63 +45,42 @@ func TestFreshClusterPerRun(t *testing.T) {
 	}
 
 	// client-go's controller, then kubebuilder's manager, then
-	// operator-sdk's: each next run's cluster is made with its CRDs.
-	im, kb, op := implementations[0], implementations[1], implementations[2]
+	// operator-sdk's: each next run's cluster is made, with its CRDs, while
+	// the run before it finishes.
+	runs := implementations[:3]
 	q := qpsSetting{100, 200}
-	b.nextCRDs = kb.crds
-	r, err := b.run(ctx, im, 5, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// None of them asks the API server to compress (docs/bench.md, step
-	// 16): for one that does, Kubernetes 1.37 gzips the watches its informers start
-	// with their lists.
-	uncompressed := func(r result) {
-		t.Helper()
+	for i, im := range runs {
+		b.nextCRDs = nil
+		if i+1 < len(runs) {
+			b.nextCRDs = runs[i+1].crds
+		}
+		r, err := b.run(ctx, im, 5, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// None of them asks the API server to compress (docs/bench.md,
+		// step 16): for one that does, Kubernetes 1.37 gzips the watches
+		// its informers start with their lists.
 		if len(r.Compressed) > 0 {
 			t.Errorf("%s: the API server compressed %s; want nothing compressed (rest.Config's DisableCompression)", r.Impl, r.Compressed)
 		}
+		// A cluster that kept an earlier run's objects would show them: each
+		// run's namespace is new, but its CRDs came with the cluster. A
+		// create refused as a name that exists (a reconcile on a cache that
+		// had not yet seen its pods) is counted apart: on a slow machine a
+		// run showed 17 creates, 2 of them refused.
+		if got := r.Requests["create pods"]; got != 15 {
+			t.Errorf("run %d (%s): %d pods created, want 15 (%s)", i+1, r.Impl, got, r.Requests)
+		}
+		if i+1 < len(runs) && (b.next == nil || b.fresh != nil) {
+			t.Fatalf("after run %d: want its cluster deleted and the next one under way; have the run's %v, the next %v", i+1, b.fresh, b.next)
+		}
+		if exists(fmt.Sprint(i + 1)) {
+			t.Errorf("run %d's cluster is still there", i+1)
+		}
 	}
-	uncompressed(r)
-	// A create refused as a name that exists (a reconcile on a cache that
-	// had not yet seen its pods) is counted apart: on a slow machine the
-	// first run showed 17 creates, 2 of them refused.
-	if got := r.Requests["create pods"]; got != 15 {
-		t.Errorf("first run: %d pods created, want 15 (%s)", got, r.Requests)
-	}
-	if b.next == nil || b.fresh != nil {
-		t.Fatalf("after the first run: want its cluster deleted and the next one under way; have the run's %v, the next %v", b.fresh, b.next)
-	}
-	if exists("1") {
-		t.Error("the first run's cluster is still there")
-	}
-
-	b.nextCRDs = op.crds
-	r, err = b.run(ctx, kb, 5, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uncompressed(r)
-	// A cluster that kept the first run's objects would show them: the
-	// second run's namespace is new, but its CRDs came with the cluster.
-	if got := r.Requests["create pods"]; got != 15 {
-		t.Errorf("second run: %d pods created, want 15 (%s)", got, r.Requests)
-	}
-	if exists("2") {
-		t.Error("the second run's cluster is still there")
-	}
-
-	b.nextCRDs = nil
-	r, err = b.run(ctx, op, 5, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uncompressed(r)
-	if b.clusters != 3 || b.next != nil {
-		t.Errorf("after the last run: %d clusters made, want 3, and none under way (have %v)", b.clusters, b.next)
-	}
-	if exists("3") {
-		t.Error("the last run's cluster is still there")
+	if b.clusters != len(runs) || b.next != nil {
+		t.Errorf("after the last run: %d clusters made, want %d, and none under way (have %v)", b.clusters, len(runs), b.next)
 	}
 }
 
