@@ -8,6 +8,7 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -83,9 +84,18 @@ func NewController(ctx context.Context,
 	})
 	utilruntime.Must(err)
 
-	// A pod changed: sync the CustomPod that owns it (pod_events.go). This is
+	// A pod changed: sync the CustomPod that owns it (handleObject). This is
 	// how the controller learns that a pod died or was deleted, and replaces it.
-	_, err = podInformer.Informer().AddEventHandler(controller.podEventHandler(logger))
+	_, err = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) { controller.handleObject(logger, "Add", obj) },
+		UpdateFunc: func(old, new interface{}) {
+			if old.(*corev1.Pod).ResourceVersion == new.(*corev1.Pod).ResourceVersion {
+				return // periodic resync: nothing changed
+			}
+			controller.handleObject(logger, "Update", new)
+		},
+		DeleteFunc: func(obj interface{}) { controller.handleObject(logger, "Delete", obj) },
+	})
 	utilruntime.Must(err)
 	return controller
 }

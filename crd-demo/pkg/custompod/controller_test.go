@@ -598,7 +598,7 @@ func TestHandleObject(t *testing.T) {
 			f.customPods = append(f.customPods, cp)
 			c, _ := f.newController(ctx)
 			c.batchPeriod = 0 // TestPodEventsBatched checks the period
-			c.handleObject(logger, "Update", tc.obj, 0)
+			c.handleObject(logger, "Update", tc.obj)
 			if got := c.workqueue.Len() == 1; got != tc.want {
 				t.Fatalf("queued = %v, want %v", got, tc.want)
 			}
@@ -608,75 +608,6 @@ func TestHandleObject(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestPodChanged checks which pod updates queue the CustomPod: those that
-// change what syncHandler reads.
-func TestPodChanged(t *testing.T) {
-	cp := newCustomPod("test", ptr.To[int32](1))
-	for _, tc := range []struct {
-		name   string
-		change func(*corev1.Pod)
-		want   bool
-	}{
-		{"ready", func(p *corev1.Pod) {
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-		}, true},
-		{"failed", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }, true},
-		{"terminating", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: time.Now()} }, true},
-		{"released by its CustomPod", func(p *corev1.Pod) { p.OwnerReferences = nil }, true},
-		{"bound to a node", func(p *corev1.Pod) { p.Spec.NodeName = "node-1" }, false},
-		{"running, not ready", func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }, false},
-		{"a periodic resync", func(p *corev1.Pod) {
-			p.ResourceVersion = "1"
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-		}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			old := newPod(cp, "p") // pending, not ready
-			old.ResourceVersion = "1"
-			newer := old.DeepCopy()
-			newer.ResourceVersion = "2"
-			tc.change(newer)
-			if got := podChanged(old, newer); got != tc.want {
-				t.Errorf("podChanged = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-// TestPodCreatedWaitsForReadiness checks that neither a pod's creation nor
-// its binding opens the batch: the pod's readiness, a batch period after it,
-// serves all three.
-func TestPodCreatedWaitsForReadiness(t *testing.T) {
-	logger, ctx := ktesting.NewTestContext(t)
-	cp := newCustomPod("made", ptr.To[int32](1))
-	f := newFixture(t)
-	f.customPods = append(f.customPods, cp)
-	c, _ := f.newController(ctx)
-	c.batchPeriod = 100 * time.Millisecond
-	handler := c.podEventHandler(logger)
-	pending := newPod(cp, "made-0")
-	pending.ResourceVersion = "1"
-	handler.OnAdd(pending, false)
-	time.Sleep(3 * c.batchPeriod)
-	if got := c.workqueue.Len(); got != 0 {
-		t.Fatalf("%d keys ready %v after a pod's creation, want 0: it waits for podCreatedDelay", got, 3*c.batchPeriod)
-	}
-	bound := pending.DeepCopy()
-	bound.ResourceVersion, bound.Spec.NodeName = "2", "node-1"
-	handler.OnUpdate(pending, bound)
-	ready := ownedPod(cp, "made-0", 0)
-	ready.ResourceVersion = "3"
-	handler.OnUpdate(bound, ready)
-	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		return c.workqueue.Len() == 1, nil
-	}); err != nil {
-		t.Fatalf("%d keys ready after the readiness's batch period, want 1", c.workqueue.Len())
-	}
-	if key, _ := c.workqueue.Get(); key != cache.MetaObjectToName(cp) {
-		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(cp))
 	}
 }
 
@@ -693,8 +624,8 @@ func TestPodEventsGoFirst(t *testing.T) {
 	for _, name := range []string{"new-1", "new-2"} {
 		c.enqueueCustomPod(logger, newCustomPod(name, ptr.To[int32](1)), 0, 0)
 	}
-	c.handleObject(logger, "Update", ownedPod(started, "started-0", 0), c.batchPeriod)
-	c.handleObject(logger, "Update", ownedPod(started, "started-1", 1), c.batchPeriod)
+	c.handleObject(logger, "Update", ownedPod(started, "started-0", 0))
+	c.handleObject(logger, "Update", ownedPod(started, "started-1", 1))
 	if got := c.workqueue.Len(); got != 2 {
 		t.Fatalf("%d keys ready at once, want 2: the pods' events wait for the batch period", got)
 	}

@@ -29,16 +29,6 @@ const podEventPriority = 1
 // controller batches its pods' events the same way, for a second.
 const podEventBatchPeriod = time.Second
 
-// podCreatedDelay is how long a pod's creation waits before its CustomPod is
-// served. The sync that created the pod counted it in the status it wrote:
-// the creation is news only of a pod made elsewhere, or in a race with a
-// scale-down that the sync did not see yet. Served after podEventBatchPeriod,
-// a creation would open the batch before the pods are ready, and their
-// readiness would need a batch, and a status write, of its own
-// (docs/bench.md, step 17). The queue keeps the earlier of two delays: the
-// pods' readiness, a second after it, takes the creation along.
-const podCreatedDelay = 10 * time.Second
-
 // enqueueCustomPod puts a CustomPod's key on the work queue, at priority,
 // after a delay.
 func (c *Controller) enqueueCustomPod(logger klog.Logger, obj interface{}, priority int, after time.Duration) {
@@ -51,27 +41,10 @@ func (c *Controller) enqueueCustomPod(logger klog.Logger, obj interface{}, prior
 	logger.V(4).Info("Enqueued", "key", objectRef, "priority", priority, "after", after)
 }
 
-// podEventHandler queues the CustomPod of a pod that changed (handleObject):
-// a new pod after podCreatedDelay, a pod updated or deleted after
-// podEventBatchPeriod. An update that changes nothing syncHandler reads
-// (podChanged) is dropped.
-func (c *Controller) podEventHandler(logger klog.Logger) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) { c.handleObject(logger, "Add", obj, podCreatedDelay) },
-		UpdateFunc: func(old, new interface{}) {
-			if !podChanged(old.(*corev1.Pod), new.(*corev1.Pod)) {
-				return // a periodic resync, or a pod bound to a node
-			}
-			c.handleObject(logger, "Update", new, c.batchPeriod)
-		},
-		DeleteFunc: func(obj interface{}) { c.handleObject(logger, "Delete", obj, c.batchPeriod) },
-	}
-}
-
 // handleObject takes any object and, if a CustomPod is its controller (the
 // owner reference with controller=true), queues that CustomPod. An object
 // without one, or owned by something else, is ignored.
-func (c *Controller) handleObject(logger klog.Logger, event string, obj interface{}, after time.Duration) {
+func (c *Controller) handleObject(logger klog.Logger, event string, obj interface{}) {
 	object, ok := obj.(metav1.Object)
 	if !ok {
 		// A tombstone: the informer missed the deletion and only knows the
@@ -103,23 +76,7 @@ func (c *Controller) handleObject(logger klog.Logger, event string, obj interfac
 		logger.V(4).Info("Ignoring orphaned object", "pod", klog.KObj(object), "owner", ownerRef.Name)
 		return
 	}
-	c.enqueueCustomPod(logger, cp, podEventPriority, after)
-}
-
-// podChanged says whether an update changed what syncHandler reads of a pod:
-// whether it is ready, finished or terminating, and which CustomPod controls
-// it. A periodic resync changes nothing; a pod's binding to a node, and its
-// other status, do not count.
-func podChanged(old, new *corev1.Pod) bool {
-	if old.ResourceVersion == new.ResourceVersion {
-		return false
-	}
-	oldOwner, newOwner := metav1.GetControllerOf(old), metav1.GetControllerOf(new)
-	return isPodReady(old) != isPodReady(new) ||
-		isPodFinished(old) != isPodFinished(new) ||
-		(old.DeletionTimestamp == nil) != (new.DeletionTimestamp == nil) ||
-		(oldOwner == nil) != (newOwner == nil) ||
-		(oldOwner != nil && oldOwner.UID != newOwner.UID)
+	c.enqueueCustomPod(logger, cp, podEventPriority, c.batchPeriod)
 }
 
 // controllerUIDIndex indexes the cached pods by their controller's UID (see

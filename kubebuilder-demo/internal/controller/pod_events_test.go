@@ -47,14 +47,6 @@ var _ = Describe("podEvents", func() {
 		return pod
 	}
 
-	// ready is pod, updated: its Ready condition True.
-	ready := func(pod *corev1.Pod) *corev1.Pod {
-		newer := pod.DeepCopy()
-		newer.ResourceVersion = "2"
-		newer.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-		return newer
-	}
-
 	var q priorityqueue.PriorityQueue[reconcile.Request]
 	BeforeEach(func() {
 		q = priorityqueue.New[reconcile.Request]("pod-events-test")
@@ -68,7 +60,8 @@ var _ = Describe("podEvents", func() {
 		for i := range 2 {
 			changed := podOf("started")
 			changed.Name = fmt.Sprintf("started-%d", i)
-			newer := ready(changed)
+			newer := changed.DeepCopy()
+			newer.ResourceVersion = "2"
 			podEvents().Update(ctx, event.UpdateEvent{ObjectOld: changed, ObjectNew: newer}, q)
 		}
 		Expect(q.Len()).To(Equal(2), "the pods' events wait for podEventBatchPeriod")
@@ -81,46 +74,6 @@ var _ = Describe("podEvents", func() {
 		item, _, _ = q.GetWithPriority()
 		Expect(item).To(Equal(request("new-1")))
 	})
-
-	It("ignores an update that changes nothing Reconcile reads: a pod bound to a node", func() {
-		pod := podOf("bound")
-		bound := pod.DeepCopy()
-		bound.ResourceVersion = "2"
-		bound.Spec.NodeName = "node-1"
-		podEvents().Update(ctx, event.UpdateEvent{ObjectOld: pod, ObjectNew: bound}, q)
-		Consistently(q.Len).WithTimeout(podEventBatchPeriod + time.Second).Should(BeZero())
-	})
-
-	It("serves a pod's creation with its readiness, a second after the readiness, not a second after the creation", func() {
-		pod := podOf("made")
-		podEvents().Create(ctx, event.CreateEvent{Object: pod}, q)
-		Consistently(q.Len).WithTimeout(podEventBatchPeriod+time.Second).Should(BeZero(),
-			"a pod's creation waits for podCreatedDelay")
-		podEvents().Update(ctx, event.UpdateEvent{ObjectOld: pod, ObjectNew: ready(pod)}, q)
-		Expect(q.Len()).To(BeZero(), "the readiness waits for podEventBatchPeriod")
-		Eventually(q.Len).WithTimeout(podEventBatchPeriod + time.Second).Should(Equal(1))
-		item, priority, _ := q.GetWithPriority()
-		Expect(item).To(Equal(request("made")))
-		Expect(priority).To(Equal(podEventPriority))
-	})
-
-	DescribeTable("podChanged: what Reconcile reads of a pod",
-		func(change func(*corev1.Pod), want bool) {
-			pod := podOf("p")
-			newer := pod.DeepCopy()
-			change(newer)
-			Expect(podChanged(pod, newer)).To(Equal(want))
-		},
-		Entry("ready", func(p *corev1.Pod) {
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-		}, true),
-		Entry("failed", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }, true),
-		Entry("terminating", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: time.Now()} }, true),
-		Entry("released by its CustomPod", func(p *corev1.Pod) { p.OwnerReferences = nil }, true),
-		Entry("bound to a node", func(p *corev1.Pod) { p.Spec.NodeName = "node-1" }, false),
-		Entry("running, not ready", func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }, false),
-		Entry("labelled", func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} }, false),
-	)
 
 	It("keeps the low priority of the initial list and of resyncs, as Owns does", func() {
 		podEvents().Create(ctx, event.CreateEvent{Object: podOf("listed"), IsInInitialList: true}, q)

@@ -18,10 +18,8 @@ package zhhnzw
 
 import (
 	"context"
-	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,75 +48,39 @@ const podEventPriority = 1
 // controller batches its pods' events the same way, for a second.
 const podEventBatchPeriod = time.Second
 
-// podCreatedDelay is how long a pod's creation waits before its CustomPod is
-// served. The Reconcile that created the pod counted it in the status it
-// wrote: the creation is news only of a pod made elsewhere, or in a race with
-// a scale-down that Reconcile did not see yet. Served after
-// podEventBatchPeriod, a creation would open the batch before the pods are
-// ready, and their readiness would need a batch, and a status write, of its
-// own (docs/bench.md, step 17). A queue keeps the earlier of two delays: the
-// pods' readiness, a second after it, takes the creation along.
-const podCreatedDelay = 10 * time.Second
-
 // podEvents is Owns(&corev1.Pod{}) with podEventPriority, after
-// podEventBatchPeriod: a change to a pod a CustomPod controls that Reconcile
-// reads (podChanged: ready, failed, terminating) or its deletion enqueues
-// that CustomPod; its creation too, after podCreatedDelay. Events of the
-// informer's initial list, and resyncs, keep handler.LowPriority, as Owns
-// gives them.
+// podEventBatchPeriod: any change to a pod
+// a CustomPod controls (created, ready, failed, deleted) enqueues that
+// CustomPod. Events of the informer's initial list, and resyncs, keep
+// handler.LowPriority, as Owns gives them.
 func podEvents() handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if e.IsInInitialList {
-				enqueueController(q, e.Object, handler.LowPriority, 0)
-				return
-			}
-			enqueueController(q, e.Object, podEventPriority, podCreatedDelay)
+			enqueueController(q, e.Object, e.IsInInitialList)
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			priority := podEventPriority
-			switch {
-			case e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion():
-				priority = handler.LowPriority // a resync
-			case !podChanged(e.ObjectOld, e.ObjectNew):
-				return // bound to a node, say: nothing Reconcile reads
-			}
-			enqueueController(q, e.ObjectOld, priority, podEventBatchPeriod)
-			enqueueController(q, e.ObjectNew, priority, podEventBatchPeriod)
+			resync := e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
+			enqueueController(q, e.ObjectOld, resync)
+			enqueueController(q, e.ObjectNew, resync)
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueueController(q, e.Object, podEventPriority, podEventBatchPeriod)
+			enqueueController(q, e.Object, false)
 		},
 	}
 }
 
-// podChanged says whether an update changed what Reconcile reads of a pod:
-// whether it is ready, finished or terminating, and which CustomPod controls
-// it. A pod's binding to a node, and its other status, do not count.
-func podChanged(oldObj, newObj client.Object) bool {
-	oldPod, okOld := oldObj.(*corev1.Pod)
-	newPod, okNew := newObj.(*corev1.Pod)
-	if !okOld || !okNew {
-		return true
-	}
-	return isPodReady(oldPod) != isPodReady(newPod) ||
-		isPodFinished(oldPod) != isPodFinished(newPod) ||
-		oldPod.DeletionTimestamp.IsZero() != newPod.DeletionTimestamp.IsZero() ||
-		!slices.Equal(customPodOwnerName(oldPod), customPodOwnerName(newPod))
-}
-
-// enqueueController adds the CustomPod that controls pod, if one does, at
-// priority, after a delay; handler.LowPriority at once. A queue without
-// priorities gets an AddAfter.
-func enqueueController(q workqueue.TypedRateLimitingInterface[reconcile.Request], pod client.Object, priority int, after time.Duration) {
+// enqueueController adds the CustomPod that controls pod, if one does: at
+// handler.LowPriority if low, else at podEventPriority after
+// podEventBatchPeriod. A queue without priorities gets an AddAfter.
+func enqueueController(q workqueue.TypedRateLimitingInterface[reconcile.Request], pod client.Object, low bool) {
 	names := customPodOwnerName(pod)
 	if len(names) == 0 {
 		return
 	}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: names[0]}}
-	opts := priorityqueue.AddOpts{Priority: ptr.To(priority), After: after}
-	if priority == handler.LowPriority {
-		opts.After = 0
+	opts := priorityqueue.AddOpts{Priority: ptr.To(podEventPriority), After: podEventBatchPeriod}
+	if low {
+		opts = priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}
 	}
 	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
 	if !ok {
