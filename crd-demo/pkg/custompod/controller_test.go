@@ -565,6 +565,61 @@ func TestDeletedCustomPodIsLeftToTheGarbageCollector(t *testing.T) {
 	f.run(ctx, cp, false)
 }
 
+// TestCustomPodUpdates checks which updates of a CustomPod queue it: a spec
+// change (a new generation) does; its status, which syncHandler writes, does
+// not.
+func TestCustomPodUpdates(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	first, second := newCustomPod("first", ptr.To[int32](1)), newCustomPod("second", ptr.To[int32](1))
+	first.ResourceVersion, second.ResourceVersion = "1", "1" // the fake clientset keeps what it is given
+	client, kubeclient := fake.NewClientset(first, second), k8sfake.NewClientset()
+	i := informers.NewSharedInformerFactory(client, 0)
+	k8sI := kubeinformers.NewSharedInformerFactory(kubeclient, 0)
+	c := NewController(ctx, kubeclient, client, kubeclient, k8sI.Core().V1().Pods(), i.Zhhnzw().V2().CustomPods())
+	i.Start(ctx.Done())
+	k8sI.Start(ctx.Done())
+	i.WaitForCacheSync(ctx.Done())
+	k8sI.WaitForCacheSync(ctx.Done())
+	// served waits for n keys, takes them from the queue and returns them.
+	served := func(n int) []string {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+			return c.workqueue.Len() >= n, nil
+		}); err != nil {
+			t.Fatalf("%d keys queued, want %d", c.workqueue.Len(), n)
+		}
+		var names []string
+		for c.workqueue.Len() > 0 {
+			key, _ := c.workqueue.Get()
+			names = append(names, key.Name)
+			c.workqueue.Done(key)
+		}
+		slices.Sort(names)
+		return names
+	}
+	if got := served(2); !slices.Equal(got, []string{"first", "second"}) {
+		t.Fatalf("the informer's list queued %v, want both CustomPods", got)
+	}
+
+	status := first.DeepCopy()
+	status.Status.Replicas, status.ResourceVersion = 1, "2"
+	if _, err := client.ZhhnzwV2().CustomPods(status.Namespace).UpdateStatus(ctx, status, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The informer hands its events to the controller in order: once the
+	// spec change below is queued, the status change above has been seen.
+	spec := second.DeepCopy()
+	spec.Spec.Replicas, spec.Generation, spec.ResourceVersion = ptr.To[int32](2), second.Generation+1, "2"
+	if _, err := client.ZhhnzwV2().CustomPods(spec.Namespace).Update(ctx, spec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := served(1); !slices.Equal(got, []string{"second"}) {
+		t.Errorf("queued %v, want [second]: a status change queues nothing, a spec change queues its CustomPod", got)
+	}
+}
+
 // TestHandleObject checks that pod events queue the owning CustomPod, and
 // only that.
 func TestHandleObject(t *testing.T) {

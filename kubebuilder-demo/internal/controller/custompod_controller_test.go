@@ -112,6 +112,25 @@ var _ = Describe("CustomPod Controller", func() {
 			expectReadiness(typeNamespacedName, 2, 1, metav1.ConditionFalse, ReasonPodsNotReady, "1 of 2 pods ready")
 		})
 
+		It("should leave a status another client wrote until a pod changes: a status queues no Reconcile", func() {
+			expectStatusMatchesPods(typeNamespacedName)
+			// The pod's creation queued the CustomPod for a batch period later.
+			time.Sleep(2 * podEventBatchPeriod)
+			By("writing replicas: 7 as another field manager")
+			cp := getCustomPod(typeNamespacedName)
+			patch := client.MergeFrom(cp.DeepCopy())
+			cp.Status.Replicas = 7
+			Expect(k8sClient.Status().Patch(ctx, &cp, patch, client.FieldOwner("someone-else"))).To(Succeed())
+			Consistently(func() int32 { return getCustomPod(typeNamespacedName).Status.Replicas }, 2*podEventBatchPeriod).
+				Should(Equal(int32(7)), "For's GenerationChangedPredicate passes no status change")
+
+			By("deleting its pod: the pod's event queues the CustomPod, whose status says its pods again")
+			old := activePods(typeNamespacedName)[0]
+			Expect(k8sClient.Delete(ctx, &old)).To(Succeed())
+			expectReplaced(typeNamespacedName, old)
+			expectStatusMatchesPods(typeNamespacedName)
+		})
+
 		It("should scale 1 -> 3 -> 1, name the pods by ordinal and list them in the status", func() {
 			setReplicas(typeNamespacedName, 3)
 			expectPodCount(typeNamespacedName, 3)
@@ -396,7 +415,13 @@ var _ = Describe("CustomPod Controller", func() {
 			// Apply decodes the API server's answer into the apply configuration.
 			Expect(*overcount.Status.ReadyReplicas).To(Equal(int32(7)))
 
-			By("the controller, which forces too, counting the pods again and taking readyReplicas back")
+			By("its pod changing: the controller, which forces too, counting the pods again and taking readyReplicas back")
+			// A status change queues no Reconcile (For's
+			// GenerationChangedPredicate); a change to a pod does.
+			pod := activePods(key)[0]
+			podPatch := client.MergeFrom(pod.DeepCopy())
+			pod.Labels["touched"] = "true"
+			Expect(k8sClient.Patch(ctx, &pod, podPatch)).To(Succeed())
 			Eventually(func(g Gomega) {
 				cp := getCustomPod(key)
 				g.Expect(cp.Status.ReadyReplicas).To(Equal(int32(1)))
