@@ -66,12 +66,8 @@ func NewController(ctx context.Context,
 	utilruntime.Must(podInformer.Informer().AddIndexers(cache.Indexers{controllerUIDIndex: customPodUID}))
 
 	logger.Info("Setting up event handlers")
-	// A CustomPod changed: sync it. A deleted one needs no sync: the garbage
-	// collector deletes its pods, which name it in their owner references.
-	// An update counts when its spec changed (its generation): the status
-	// syncHandler writes would queue it again at once, taking along the pods'
-	// events that wait for podEventBatchPeriod, before the pods are all
-	// ready (docs/bench.md, step 17).
+	// A CustomPod created, or its spec changed (not its status: docs/bench.md,
+	// step 17): sync it. A deleted one: the garbage collector deletes its pods.
 	_, err := customPodInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			logger.V(4).Info("Event handler received Add", "customPod", klog.KObj(obj.(*zhhnzwv2.CustomPod)))

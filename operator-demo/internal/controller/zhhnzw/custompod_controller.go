@@ -138,11 +138,8 @@ func (r *CustomPodReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("indexing pods by their CustomPod: %w", err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		// A CustomPod's spec changed (its generation), or it was created or
-		// deleted. Not its status: the status Reconcile writes would queue
-		// it again at once, taking along the pods' events that wait for
-		// podEventBatchPeriod, before the pods are all ready (docs/bench.md,
-		// step 17).
+		// Not on a status change: each write would queue the CustomPod at
+		// once, with its pods' waiting events (docs/bench.md, step 17).
 		For(&zhhnzwv2.CustomPod{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// Any change to a pod a CustomPod owns (deleted, failed, ready)
 		// requeues that CustomPod: Owns(&corev1.Pod{}), with those CustomPods
