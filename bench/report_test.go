@@ -133,3 +133,18 @@ func TestGrowthTable(t *testing.T) {
 		t.Errorf("the curve's chart (two rows of plots) should be larger than one N's: %v, %v", curve, single)
 	}
 }
+
+// TestConversionFailures reads the API server's failed calls to conversion
+// webhooks, by CRD, out of its metrics.
+func TestConversionFailures(t *testing.T) {
+	metrics := `# TYPE apiserver_crd_conversion_webhook_duration_seconds histogram
+apiserver_crd_conversion_webhook_duration_seconds_bucket{crd_name="custompods.zhhnzw.mock.com",from_version="v2",succeeded="false",to_version="v1",le="0.005"} 7000
+apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="custompods.zhhnzw.mock.com",from_version="v2",succeeded="false",to_version="v1"} 7653
+apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="custompods.zhhnzw.mock.com",from_version="v1",succeeded="true",to_version="v2"} 12
+apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="networks.samplecrd.k8s.io",from_version="v2",succeeded="false",to_version="v1"} 0
+`
+	got := conversionFailures(metrics)
+	if len(got) != 1 || got["custompods.zhhnzw.mock.com"] != 7653 {
+		t.Errorf("conversionFailures = %v, want map[custompods.zhhnzw.mock.com:7653]", got)
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/yaml"
 
 	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/process"
@@ -87,6 +88,9 @@ type result struct {
 	// Compressed counts the responses the API server compressed for the
 	// process, over the whole run, its watches included (countingProxy).
 	Compressed requestCounts
+	// FailedConversions counts, by CRD, the API server's calls to a
+	// conversion webhook that failed during the run.
+	FailedConversions requestCounts
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -100,23 +104,115 @@ func (b *bench) build(module, pkg, name string) (string, error) {
 }
 
 // kubectlApply applies files to the cluster of kubeconfig and waits until
-// the CRDs among them are established.
+// the CRDs among them are established. A CRD goes with no conversion
+// webhook (withoutWebhook).
 func (b *bench) kubectlApply(kubeconfig string, files ...string) error {
-	args := []string{"--kubeconfig", kubeconfig, "apply"}
-	for _, f := range files {
-		args = append(args, "-f", filepath.Join(b.root, f))
+	paths := make([]string, len(files))
+	for i, f := range files {
+		p, err := b.withoutWebhook(f)
+		if err != nil {
+			return err
+		}
+		paths[i] = p
 	}
-	if out, err := exec.Command(b.kubectl, args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	args = []string{"--kubeconfig", kubeconfig, "wait", cluster.WaitEstablished, "--timeout=60s"}
-	for _, f := range files {
-		args = append(args, "-f", filepath.Join(b.root, f))
-	}
-	if out, err := exec.Command(b.kubectl, args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	for _, verb := range [][]string{{"apply"}, {"wait", cluster.WaitEstablished, "--timeout=60s"}} {
+		args := append([]string{"--kubeconfig", kubeconfig}, verb...)
+		for _, p := range paths {
+			args = append(args, "-f", p)
+		}
+		if out, err := exec.Command(b.kubectl, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
 	}
 	return nil
+}
+
+// withoutWebhook returns the path of file (relative to the repository's
+// root), or of a copy in .cache/bench/crds whose CRDs convert between their
+// versions with strategy None. The bench runs no conversion webhook, and the
+// scaffolds' config/crd/bases, which it installs as `make install` does,
+// name none; crd-demo's CRD names its controller's. A CRD whose webhook
+// cannot be reached costs the API server while nobody reads the other
+// version: the watch cache of each served version converts every stored
+// object, fails, and lists them all from etcd again (docs/bench.md, step 18).
+func (b *bench) withoutWebhook(file string) (string, error) {
+	path := filepath.Join(b.root, file)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(raw, &obj); err != nil {
+		return "", fmt.Errorf("%s: %w", file, err)
+	}
+	u := unstructured.Unstructured{Object: obj}
+	if u.GetKind() != "CustomResourceDefinition" {
+		return path, nil
+	}
+	if strategy, _, _ := unstructured.NestedString(obj, "spec", "conversion", "strategy"); strategy != "Webhook" {
+		return path, nil
+	}
+	if err := unstructured.SetNestedMap(obj, map[string]any{"strategy": "None"}, "spec", "conversion"); err != nil {
+		return "", err
+	}
+	out, err := yaml.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	// Written whole, then renamed: the next run's cluster may be getting
+	// the same CRD in the background.
+	dir := filepath.Join(b.work, "crds")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, "*.yaml")
+	if err != nil {
+		return "", err
+	}
+	if _, err := tmp.Write(out); err != nil {
+		_ = tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	copyPath := filepath.Join(dir, filepath.Base(file))
+	return copyPath, os.Rename(tmp.Name(), copyPath)
+}
+
+// failedConversions reads the API server's metrics: how many of its calls
+// to a CRD's conversion webhook failed, by CRD (a counter since the API
+// server started).
+func (b *bench) failedConversions(ctx context.Context) (map[string]int, error) {
+	raw, err := b.kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	return conversionFailures(string(raw)), nil
+}
+
+// conversionFailures picks the failed calls out of the API server's
+// metrics, by CRD.
+func conversionFailures(metrics string) map[string]int {
+	const name = "apiserver_crd_conversion_webhook_duration_seconds_count{"
+	failed := map[string]int{}
+	for line := range strings.Lines(metrics) {
+		rest, ok := strings.CutPrefix(line, name)
+		labels, value, found := strings.Cut(rest, "} ")
+		if !ok || !found || !strings.Contains(labels, `succeeded="false"`) {
+			continue
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || n == 0 {
+			continue
+		}
+		for l := range strings.SplitSeq(labels, ",") {
+			if k, v, _ := strings.Cut(l, "="); k == "crd_name" {
+				failed[strings.Trim(v, `"`)] += int(n)
+			}
+		}
+	}
+	return failed
 }
 
 // startController builds im's controller and runs it on the stage's
@@ -431,6 +527,10 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 	if err != nil {
 		return res, err
 	}
+	conversionsBefore, err := b.failedConversions(ctx)
+	if err != nil {
+		return res, err
+	}
 	if im.baseline {
 		self, err := os.Executable()
 		if err != nil {
@@ -479,6 +579,9 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		if clusterBefore, err = b.clusterCPU(); err != nil {
 			return res, err
 		}
+		if conversionsBefore, err = b.failedConversions(ctx); err != nil {
+			return res, err
+		}
 		if err := b.createAll(ctx, im.kind, ns, n); err != nil {
 			return res, err
 		}
@@ -510,6 +613,11 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 	waitQuiet(proxy, p)
 	res.Requests = diffCounts(proxy.Snapshot(), before)
 	res.Compressed = proxy.Compressed()
+	conversionsAfter, err := b.failedConversions(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.FailedConversions = diffCounts(conversionsAfter, conversionsBefore)
 	clusterAfter, err := b.clusterCPU()
 	if err != nil {
 		return res, err
@@ -556,6 +664,11 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		// Asked for by the process (Go's HTTP client asks unless its
 		// transport says not to): CPU on both sides, for each event.
 		b.logf("    responses the API server compressed: %s", res.Compressed)
+	}
+	if len(res.FailedConversions) > 0 {
+		// The watch cache of the version it could not convert to lists
+		// every object from etcd again, and fails again.
+		b.logf("    the API server's calls to a conversion webhook that failed: %s", res.FailedConversions)
 	}
 	if res.Cluster != nil {
 		b.logf("    the cluster's CPU: %s", clusterCPUString(res.Cluster))
