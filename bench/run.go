@@ -176,7 +176,8 @@ func (b *bench) withoutWebhook(file string) (string, error) {
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	copyPath := filepath.Join(dir, filepath.Base(file))
+	// Named for the whole path: the scaffolds' CRDs share their file names.
+	copyPath := filepath.Join(dir, strings.ReplaceAll(filepath.ToSlash(file), "/", "_"))
 	return copyPath, os.Rename(tmp.Name(), copyPath)
 }
 
