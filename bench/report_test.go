@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"reflect"
 	"strings"
@@ -135,16 +136,36 @@ func TestGrowthTable(t *testing.T) {
 }
 
 // TestConversionFailures reads the API server's failed calls to conversion
-// webhooks, by CRD, out of its metrics.
+// webhooks, by CRD, out of its metrics (Prometheus' text format, as the API
+// server prints it).
 func TestConversionFailures(t *testing.T) {
-	metrics := `# TYPE apiserver_crd_conversion_webhook_duration_seconds histogram
+	metrics := `# HELP apiserver_crd_conversion_webhook_duration_seconds [ALPHA] CRD webhook conversion duration in seconds
+# TYPE apiserver_crd_conversion_webhook_duration_seconds histogram
 apiserver_crd_conversion_webhook_duration_seconds_bucket{crd_name="custompods.zhhnzw.mock.com",from_version="v2",succeeded="false",to_version="v1",le="0.005"} 7000
+apiserver_crd_conversion_webhook_duration_seconds_bucket{crd_name="custompods.zhhnzw.mock.com",from_version="v2",succeeded="false",to_version="v1",le="+Inf"} 7653
+apiserver_crd_conversion_webhook_duration_seconds_sum{crd_name="custompods.zhhnzw.mock.com",from_version="v2",succeeded="false",to_version="v1"} 12.5
 apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="custompods.zhhnzw.mock.com",from_version="v2",succeeded="false",to_version="v1"} 7653
+apiserver_crd_conversion_webhook_duration_seconds_bucket{crd_name="custompods.zhhnzw.mock.com",from_version="v1",succeeded="false",to_version="v2",le="+Inf"} 2
+apiserver_crd_conversion_webhook_duration_seconds_sum{crd_name="custompods.zhhnzw.mock.com",from_version="v1",succeeded="false",to_version="v2"} 0.1
+apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="custompods.zhhnzw.mock.com",from_version="v1",succeeded="false",to_version="v2"} 2
+apiserver_crd_conversion_webhook_duration_seconds_bucket{crd_name="custompods.zhhnzw.mock.com",from_version="v1",succeeded="true",to_version="v2",le="+Inf"} 12
+apiserver_crd_conversion_webhook_duration_seconds_sum{crd_name="custompods.zhhnzw.mock.com",from_version="v1",succeeded="true",to_version="v2"} 0.2
 apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="custompods.zhhnzw.mock.com",from_version="v1",succeeded="true",to_version="v2"} 12
+apiserver_crd_conversion_webhook_duration_seconds_bucket{crd_name="networks.samplecrd.k8s.io",from_version="v2",succeeded="false",to_version="v1",le="+Inf"} 0
+apiserver_crd_conversion_webhook_duration_seconds_sum{crd_name="networks.samplecrd.k8s.io",from_version="v2",succeeded="false",to_version="v1"} 0
 apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="networks.samplecrd.k8s.io",from_version="v2",succeeded="false",to_version="v1"} 0
+# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb.
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",resource="custompods",verb="LIST"} 3
 `
-	got := conversionFailures(metrics)
-	if len(got) != 1 || got["custompods.zhhnzw.mock.com"] != 7653 {
-		t.Errorf("conversionFailures = %v, want map[custompods.zhhnzw.mock.com:7653]", got)
+	got, err := conversionFailures(strings.NewReader(metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{"custompods.zhhnzw.mock.com": 7655}; !maps.Equal(got, want) {
+		t.Errorf("conversionFailures = %v, want %v", got, want)
+	}
+	if _, err := conversionFailures(strings.NewReader("apiserver_request_total{code=\"200\" 3\n")); err == nil {
+		t.Error("conversionFailures read metrics it cannot parse without an error")
 	}
 }

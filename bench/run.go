@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,80 +108,57 @@ func (b *bench) build(module, pkg, name string) (string, error) {
 
 // kubectlApply applies files to the cluster of kubeconfig and waits until
 // the CRDs among them are established. A CRD goes with no conversion
-// webhook (withoutWebhook).
+// webhook (withoutWebhook): the files, so changed, reach kubectl on its
+// standard input.
 func (b *bench) kubectlApply(kubeconfig string, files ...string) error {
-	paths := make([]string, len(files))
+	docs := make([][]byte, len(files))
 	for i, f := range files {
-		p, err := b.withoutWebhook(f)
+		doc, err := b.withoutWebhook(f)
 		if err != nil {
 			return err
 		}
-		paths[i] = p
+		docs[i] = doc
 	}
+	manifest := bytes.Join(docs, []byte("\n---\n"))
 	for _, verb := range [][]string{{"apply"}, {"wait", cluster.WaitEstablished, "--timeout=60s"}} {
 		args := append([]string{"--kubeconfig", kubeconfig}, verb...)
-		for _, p := range paths {
-			args = append(args, "-f", p)
-		}
-		if out, err := exec.Command(b.kubectl, args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		cmd := exec.Command(b.kubectl, append(args, "-f", "-")...)
+		cmd.Stdin = bytes.NewReader(manifest)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("kubectl %s -f - (%s): %v\n%s", strings.Join(args, " "), strings.Join(files, ", "), err, out)
 		}
 	}
 	return nil
 }
 
-// withoutWebhook returns the path of file (relative to the repository's
-// root), or of a copy in .cache/bench/crds whose CRDs convert between their
-// versions with strategy None. The bench runs no conversion webhook, and the
-// scaffolds' config/crd/bases, which it installs as `make install` does,
-// name none; crd-demo's CRD names its controller's. A CRD whose webhook
-// cannot be reached costs the API server while nobody reads the other
-// version: the watch cache of each served version converts every stored
-// object, fails, and lists them all from etcd again (docs/bench.md, step 18).
-func (b *bench) withoutWebhook(file string) (string, error) {
-	path := filepath.Join(b.root, file)
-	raw, err := os.ReadFile(path)
+// withoutWebhook reads file (relative to the repository's root), and makes
+// a CRD in it convert between its versions with strategy None. The bench
+// runs no conversion webhook, and the scaffolds' config/crd/bases, which it
+// installs as `make install` does, name none; crd-demo's CRD names its
+// controller's. A CRD whose webhook cannot be reached costs the API server
+// while nobody reads the other version: the watch cache of each served
+// version converts every stored object, fails, and lists them all from etcd
+// again (docs/bench.md, step 18).
+func (b *bench) withoutWebhook(file string) ([]byte, error) {
+	raw, err := os.ReadFile(filepath.Join(b.root, file))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var obj map[string]any
 	if err := yaml.Unmarshal(raw, &obj); err != nil {
-		return "", fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	u := unstructured.Unstructured{Object: obj}
 	if u.GetKind() != "CustomResourceDefinition" {
-		return path, nil
+		return raw, nil
 	}
 	if strategy, _, _ := unstructured.NestedString(obj, "spec", "conversion", "strategy"); strategy != "Webhook" {
-		return path, nil
+		return raw, nil
 	}
 	if err := unstructured.SetNestedMap(obj, map[string]any{"strategy": "None"}, "spec", "conversion"); err != nil {
-		return "", err
+		return nil, err
 	}
-	out, err := yaml.Marshal(obj)
-	if err != nil {
-		return "", err
-	}
-	// Written whole, then renamed: the next run's cluster may be getting
-	// the same CRD in the background.
-	dir := filepath.Join(b.work, "crds")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(dir, "*.yaml")
-	if err != nil {
-		return "", err
-	}
-	if _, err := tmp.Write(out); err != nil {
-		_ = tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	// Named for the whole path: the scaffolds' CRDs share their file names.
-	copyPath := filepath.Join(dir, strings.ReplaceAll(filepath.ToSlash(file), "/", "_"))
-	return copyPath, os.Rename(tmp.Name(), copyPath)
+	return yaml.Marshal(obj)
 }
 
 // failedConversions reads the API server's metrics: how many of its calls
@@ -189,31 +169,29 @@ func (b *bench) failedConversions(ctx context.Context) (map[string]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
 	}
-	return conversionFailures(string(raw)), nil
+	return conversionFailures(bytes.NewReader(raw))
 }
 
 // conversionFailures picks the failed calls out of the API server's
-// metrics, by CRD.
-func conversionFailures(metrics string) map[string]int {
-	const name = "apiserver_crd_conversion_webhook_duration_seconds_count{"
+// metrics (Prometheus' text format), by CRD: the count of the histogram of
+// the calls' durations, with succeeded="false".
+func conversionFailures(metrics io.Reader) (map[string]int, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(metrics)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the API server's metrics: %w", err)
+	}
 	failed := map[string]int{}
-	for line := range strings.Lines(metrics) {
-		rest, ok := strings.CutPrefix(line, name)
-		labels, value, found := strings.Cut(rest, "} ")
-		if !ok || !found || !strings.Contains(labels, `succeeded="false"`) {
-			continue
+	for _, m := range families["apiserver_crd_conversion_webhook_duration_seconds"].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
 		}
-		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil || n == 0 {
-			continue
-		}
-		for l := range strings.SplitSeq(labels, ",") {
-			if k, v, _ := strings.Cut(l, "="); k == "crd_name" {
-				failed[strings.Trim(v, `"`)] += int(n)
-			}
+		if n := m.GetHistogram().GetSampleCount(); labels["succeeded"] == "false" && n > 0 {
+			failed[labels["crd_name"]] += int(n)
 		}
 	}
-	return failed
+	return failed, nil
 }
 
 // startController builds im's controller and runs it on the stage's
