@@ -16,6 +16,16 @@ if [ "$want" != "$got" ]; then
   rc=1
 fi
 
+# Every module's go.mod and go.sum as `go mod tidy` writes them (tools/'s
+# too): an import added or dropped shows here, not in a later go.mod diff.
+for m in $(modules) tools; do
+  if ! out=$(cd "$ROOT/$m" && GOWORK=off go mod tidy -diff 2>&1); then
+    echo "$m: go.mod or go.sum is not what go mod tidy writes (run: cd $m && GOWORK=off go mod tidy):" >&2
+    echo "$out" >&2
+    rc=1
+  fi
+done
+
 unformatted=$(cd "$ROOT" && gofmt -l $(modules) tools scripts/scaffold 2>&1)
 if [ -n "$unformatted" ]; then
   echo "gofmt: these files need formatting (run gofmt -w):" >&2
