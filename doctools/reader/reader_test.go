@@ -154,7 +154,7 @@ func scaffoldModules(t *testing.T, root string) {
 		})
 		cmd.Dir, cmd.Env = dir, append(env, "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s (to fill the module cache; run make tools first): %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("%s (to fill the module and build caches; run make tools first): %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
 	t.Logf("%s: the module cache holds what kubebuilder init, create api and make kustomize download; the build cache, what make build compiles", at())
