@@ -1,12 +1,15 @@
 package process
 
 import (
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -74,20 +77,54 @@ func FreePort() (int, error) {
 	return ports[0], nil
 }
 
+// The window FreePorts picks from lies below the kernels' ephemeral ranges
+// (Linux's starts at 32768, macOS's at 49152), where the kernel takes the
+// source port of every outgoing connection. A port from the ephemeral range
+// can be free when it is picked and taken a moment later by one of the
+// thousands of connections a test run makes (kubectl, envtest, the API
+// servers' clients), before the program it was picked for binds it. It also
+// stays below Kubernetes' NodePort range (30000-32767).
+const (
+	freePortFirst = 20000
+	freePortLast  = 29999
+)
+
+var (
+	handedOutMu sync.Mutex
+	// handedOut holds every port this process has returned, so that two
+	// callers here never get the same one, even after the first has closed
+	// it for the program that will listen there.
+	handedOut = map[int]bool{}
+)
+
 // FreePorts returns n loopback TCP ports that nothing listens on now, all
-// different: each is held until the last is chosen. The kernel picks each
-// from its ephemeral range, starting at a random place, so that callers at
-// the same moment, in this process or another, get different ones but by
-// rare chance.
+// different and none returned before in this process. Each is chosen at
+// random from a window the kernel never hands out as a source port, checked
+// by listening on it, and held until the last is chosen. Callers in other
+// processes at the same moment get the same port only by rare chance.
 func FreePorts(n int) ([]int, error) {
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 1000 {
+			return nil, fmt.Errorf("found %d free loopback ports of the %d wanted in %d tries between %d and %d",
+				len(ports), n, tries, freePortFirst, freePortLast)
+		}
+		port := freePortFirst + rand.IntN(freePortLast-freePortFirst+1)
+		if handedOut[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if errors.Is(err, syscall.EADDRINUSE) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		handedOut[port] = true
+		ports = append(ports, port)
 	}
 	return ports, nil
 }

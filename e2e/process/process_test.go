@@ -2,8 +2,10 @@ package process
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -222,4 +224,54 @@ func TestFreePortsAreDifferent(t *testing.T) {
 		}
 		defer l.Close()
 	}
+}
+
+// The ports must not come from the range the kernel takes outgoing
+// connections' source ports from: one of those could take the port between
+// the pick and the listen of the program it was picked for (it happened to
+// crd-demo's conversion webhook during make test at 8fda665).
+func TestFreePortsAreOutsideTheEphemeralRange(t *testing.T) {
+	first, last := ephemeralRange(t)
+	seen := map[int]bool{}
+	for range 40 {
+		ports, err := FreePorts(5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, port := range ports {
+			if port >= first && port <= last {
+				t.Fatalf("FreePorts gave %d, in the kernel's ephemeral range %d-%d", port, first, last)
+			}
+			if seen[port] {
+				t.Fatalf("FreePorts gave %d twice in one process", port)
+			}
+			seen[port] = true
+		}
+	}
+}
+
+// ephemeralRange reads the kernel's range of source ports for outgoing
+// connections.
+func ephemeralRange(t *testing.T) (first, last int) {
+	var out string
+	switch runtime.GOOS {
+	case "linux":
+		b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = string(b)
+	case "darwin":
+		b, err := exec.Command("sysctl", "-n", "net.inet.ip.portrange.first", "net.inet.ip.portrange.last").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = string(b)
+	default:
+		t.Fatalf("the harness runs on Linux and macOS, not %s", runtime.GOOS)
+	}
+	if _, err := fmt.Sscan(out, &first, &last); err != nil {
+		t.Fatalf("ephemeral port range %q: want two numbers: %v", out, err)
+	}
+	return first, last
 }

@@ -57,6 +57,10 @@ func startController(h *harness.H, impl implementation) harness.Controller {
 // prints once it has pointed the CustomPod CRD at the manager.
 var localWebhookDone = regexp.MustCompile(`CustomResourceDefinition custompods.zhhnzw.mock.com: conversion`)
 
+// conversionServing is what crd-demo's controller logs once its conversion
+// webhook listens.
+var conversionServing = regexp.MustCompile(`"Serving the conversion webhook"`)
+
 // start runs impl's controller beside the cluster as the given kubeconfig's
 // user, watching the test's namespace only: crd-demo's from its build, the
 // scaffolds' with `make run`. With conversion, crd-demo's also serves the
@@ -73,7 +77,13 @@ func start(h *harness.H, impl implementation, kubeconfig string, conversion bool
 			args = []string{"--conversion-port", fmt.Sprint(port), "--conversion-bind-address", "127.0.0.1",
 				"--conversion-url", fmt.Sprintf("https://127.0.0.1:%d/convert", port)}
 		}
-		return custompod.StartBinary(h, impl.Impl, "custompod-controller", kubeconfig, impls.Settings{LogLevel: impls.Debug}, args...)
+		p := custompod.StartBinary(h, impl.Impl, "custompod-controller", kubeconfig, impls.Settings{LogLevel: impls.Debug}, args...)
+		if conversion {
+			// A controller that cannot listen exits: say so now, not
+			// after the callers' wait for the webhook.
+			h.WaitForLog(p, conversionServing, time.Minute)
+		}
+		return p
 	}
 	// Its `make run` serves the CustomPod conversion webhook (and
 	// operator-demo's the Vpc webhook too): on a port of the test's own, the
