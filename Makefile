@@ -42,8 +42,8 @@ demo: tools cluster-cli ## Bring the local cluster up and run every walkthrough,
 	@CLUSTER=$(CLUSTER) scripts/demo.sh
 
 .PHONY: test
-test: ## Everything: versions and generated files, every module's tests, the e2e suites on a kwok cluster.
-	@scripts/test.sh
+test: ## What proves the code (Go alone): make verify, every module's tests, the e2e suites on a kwok cluster (-short), make lint.
+	@scripts/test.sh test
 
 ##@ Tools
 
@@ -115,8 +115,16 @@ e2e: tools cluster-cli ## The e2e suites alone, on CLUSTER (kind unless given: c
 	@cd e2e && GOWORK=off go run ./cmd/preflight
 	@cd e2e && CLUSTER=$(E2E_CLUSTER) E2E_MANAGERS=$(E2E_MANAGERS) $(CLUSTER_CLI) run -- go test -count=1 -p 1 -parallel 4 -timeout 45m $(E2E_PACKAGES)
 
+.PHONY: test-extended
+test-extended: ## The robustness drills make test leaves out, the kwok provider's and the bench's own tests, on CLUSTER (kwok unless given).
+	@CLUSTER=$(CLUSTER) scripts/test.sh extended
+
+.PHONY: test-docs
+test-docs: ## The docs as people meet them: the site in headless Chromium, every chapter typed into terminals (needs tmux, zsh, Chromium, npm).
+	@scripts/test.sh docs
+
 .PHONY: reader
-reader: tools ## Follow every chapter of docs/ as a reader types it: tmux terminals, bash and zsh, fresh clones (make test runs it).
+reader: tools ## Follow every chapter of docs/ as a reader types it: tmux terminals, bash and zsh, fresh clones (make test-docs runs it).
 	@cd doctools && GOWORK=off go test -tags reader -count=1 -timeout 120m ./reader
 
 .PHONY: workshop-check

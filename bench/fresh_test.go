@@ -18,6 +18,9 @@ import (
 // nothing for any of them. The API server calls no conversion webhook:
 // crd-demo's CRD goes without its own, which the bench does not run.
 func TestFreshClusterPerRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("extended tier: make test-extended runs it (go test -short leaves it out)")
+	}
 	t.Setenv("CLUSTER_NODES", "1")
 	t.Setenv("CLUSTER_NODE_PODS", "100")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

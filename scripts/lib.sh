@@ -8,36 +8,67 @@ export LOCALBIN=${LOCALBIN:-$ROOT/bin}
 
 _step_names=()
 _step_secs=()
+_step_cpu=()
 _step_status=()
 # The failed tests' lines, from side_by_side's failed lanes, for the summary.
 _failed_tests=()
 
+# bin/steptime (e2e/cmd/steptime) measures a step's CPU-seconds, children
+# included; build_steptime builds it (a second when up to date).
+export STEPTIME=${STEPTIME:-$LOCALBIN/steptime}
+build_steptime() {
+  (cd "$ROOT/e2e" && GOWORK=off go build -o "$STEPTIME" ./cmd/steptime)
+}
+
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
-# step "title" command args...: runs a command under a title, timing it.
+# add_cpu A B...: the sum of CPU-seconds ("-" where a step was not measured).
+add_cpu() {
+  printf '%s\n' "$@" | awk '$1 != "-" { s += $1 } END { printf "%.1f", s }'
+}
+
+# step "title" command args...: runs a command under a title, timing it: its
+# wall time, and the CPU-seconds it and every process it started spent
+# (bin/steptime). A shell function given as the command runs in a bash of its
+# own, with this script's functions: it must not record steps itself.
 step() {
-  local title=$1 start=$SECONDS rc=0
+  local title=$1 start=$SECONDS rc=0 cpu=- t
   shift
   printf '\n\033[1m==> %s\033[0m\n' "$title"
-  "$@" || rc=$?
+  if [ -x "$STEPTIME" ]; then
+    t=$(mktemp "${TMPDIR:-/tmp}/step.XXXXXX")
+    if [ "$(type -t "$1")" = function ]; then
+      "$STEPTIME" -o "$t" -- bash -c "$(declare -f); \"\$@\"" step "$@" || rc=$?
+    else
+      "$STEPTIME" -o "$t" -- "$@" || rc=$?
+    fi
+    cpu=$(cut -d' ' -f1 "$t" 2>/dev/null)
+    rm -f "$t"
+  else
+    "$@" || rc=$?
+  fi
   _step_names+=("$title")
   _step_secs+=($((SECONDS - start)))
+  _step_cpu+=("${cpu:--}")
   _step_status+=("$([ $rc -eq 0 ] && echo ok || echo "FAILED ($rc)")")
   return $rc
 }
 
-# summary: where the time went, one line a step.
+# summary: where the time went, one line a step: wall time, CPU-seconds
+# (children included; "-" where not measured) and how it ended.
 summary() {
-  local total=0 i
+  local total=0 cpus=() i
   printf '\n\033[1mWhere the time went\033[0m\n'
+  printf '  %-66s %8s %9s\n' "" "wall" "CPU-s"
   for i in "${!_step_names[@]}"; do
-    printf '  %-60s %8s  %s\n' "${_step_names[$i]}" "$(fmt_secs "${_step_secs[$i]}")" "${_step_status[$i]}"
+    printf '  %-66s %8s %9s  %s\n' "${_step_names[$i]}" "$(fmt_secs "${_step_secs[$i]}")" "${_step_cpu[$i]}" "${_step_status[$i]}"
     # Steps run side by side, named "(1) ..." and "(2) ...", are in the
     # total once, through their "side by side, in all" line.
     case "${_step_names[$i]}" in "("[0-9]")"*) continue ;; esac
     total=$((total + _step_secs[i]))
+    cpus+=("${_step_cpu[$i]}")
   done
-  printf '  %-60s %8s\n' "total" "$(fmt_secs $total)"
+  printf '  %-66s %8s %9s\n' "total" "$(fmt_secs $total)" "$(add_cpu ${cpus[@]+"${cpus[@]}"})"
   failures_summary
   retries_summary
 }
@@ -118,11 +149,13 @@ retries_summary() {
 }
 
 # side_by_side "title A" funcA "title B" funcB ...: runs functions made of
-# steps at once, each with its output in .cache/side-by-side/, saying every
+# steps at once, each with its output in $LANES_DIR (.cache/side-by-side/
+# unless set: a script that runs another's lanes in one of its own gives each
+# a folder of its own), saying every
 # minute what each is at; then prints each one's output whole, one after the
 # other, and adds their steps to the summary. Fails if any failed.
 side_by_side() {
-  local dir=$ROOT/.cache/side-by-side start=$SECONDS
+  local dir=${LANES_DIR:-$ROOT/.cache/side-by-side} start=$SECONDS
   rm -rf "$dir" && mkdir -p "$dir"
   local titles=() funcs=() pids=() reported=() i n
   while [ $# -ge 2 ]; do
@@ -134,11 +167,11 @@ side_by_side() {
   n=${#funcs[@]}
   for ((i = 0; i < n; i++)); do
     (
-      _step_names=() _step_secs=() _step_status=()
+      _step_names=() _step_secs=() _step_cpu=() _step_status=()
       rc=0
       "${funcs[$i]}" || rc=$?
       for j in "${!_step_names[@]}"; do
-        printf '%s|%s|%s\n' "${_step_secs[$j]}" "${_step_status[$j]}" "${_step_names[$j]}"
+        printf '%s|%s|%s|%s\n' "${_step_secs[$j]}" "${_step_cpu[$j]}" "${_step_status[$j]}" "${_step_names[$j]}"
       done >"$dir/$i.steps"
       exit $rc
     ) >"$dir/$i.log" 2>&1 &
@@ -149,7 +182,7 @@ side_by_side() {
     printf ' (%d) %s;' $((i + 1)) "${titles[$i]}"
   done
   printf '\033[0m\n'
-  printf '    their output follows when all are done; meanwhile: tail -f .cache/side-by-side/N.log (N from 0)\n'
+  printf '    their output follows when all are done; meanwhile: tail -f %s/N.log (N from 0)\n' "${dir#"$ROOT"/}"
   # Every minute, what each is at; and the moment one ends, how it ended (a
   # failure is then known without waiting for the others).
   local running=1 esc
@@ -165,8 +198,8 @@ side_by_side() {
         last=$(tail -1 "$dir/$i.steps" 2>/dev/null)
         case "$last" in
           *"|ok|"*) printf '    (%d) %s: done, ok\n' $((i + 1)) "$(fmt_secs $((SECONDS - start)))" ;;
-          *) printf '    (%d) %s: FAILED at "%s"; its output: .cache/side-by-side/%d.log (and below, once the others are done)\n' \
-               $((i + 1)) "$(fmt_secs $((SECONDS - start)))" "${last##*|}" "$i" ;;
+          *) printf '    (%d) %s: FAILED at "%s"; its output: %s/%d.log (and below, once the others are done)\n' \
+               $((i + 1)) "$(fmt_secs $((SECONDS - start)))" "${last##*|}" "${dir#"$ROOT"/}" "$i" ;;
         esac
       fi
     done
@@ -180,7 +213,7 @@ side_by_side() {
       done
     fi
   done
-  local rc=0 r
+  local rc=0 r cpus=()
   for ((i = 0; i < n; i++)); do
     r=0
     wait "${pids[$i]}" || r=$?
@@ -190,15 +223,18 @@ side_by_side() {
     if [ $r -ne 0 ]; then
       _failed_tests+=("$(sed "s/$esc\[[0-9;]*m//g" "$dir/$i.log" | failed_tests | cut -c1-300 | head -150)")
     fi
-    local secs status name
-    while IFS='|' read -r secs status name; do
+    local secs cpu status name
+    while IFS='|' read -r secs cpu status name; do
       _step_names+=("($((i + 1))) $name")
       _step_secs+=("$secs")
+      _step_cpu+=("$cpu")
       _step_status+=("$status")
+      cpus+=("$cpu")
     done < <(cat "$dir/$i.steps" 2>/dev/null)
   done
   _step_names+=("side by side, in all")
   _step_secs+=($((SECONDS - start)))
+  _step_cpu+=("$(add_cpu ${cpus[@]+"${cpus[@]}"})")
   _step_status+=("$([ $rc -eq 0 ] && echo ok || echo "FAILED ($rc)")")
   return $rc
 }

@@ -124,10 +124,10 @@ func UpdateTimes(root, index string, rt ReaderTimes) (string, int, error) {
 	out := strings.Join(lines, "\n")
 	var note string
 	if zh {
-		note = fmt.Sprintf("阅读时间：按每分钟 %d 个英文单词计算英文页面的正文（不含代码块）；阅读顺序共 %d 个单词。命令时间：读者测试（`make test` 的 reader，zsh，全新克隆，Go 构建缓存已预热）在 2 核机器上于提交 %s 键入各章步骤所用的时间；第一次运行、缓存为空时，构建会更久。`make verify` 会检查这些数字是否过时。",
+		note = fmt.Sprintf("阅读时间：按每分钟 %d 个英文单词计算英文页面的正文（不含代码块）；阅读顺序共 %d 个单词。命令时间：读者测试（`make test-docs` 的 reader，zsh，全新克隆，Go 构建缓存已预热）在 2 核机器上于提交 %s 键入各章步骤所用的时间；第一次运行、缓存为空时，构建会更久。`make verify` 会检查这些数字是否过时。",
 			WordsPerMinute, total, rt.Commit)
 	} else {
-		note = fmt.Sprintf("Reading: the page's prose, code blocks left out, at %d words a minute; the reading order is %d words. Commands: the time the reader runner (`make test`'s reader, zsh, a fresh clone, Go's build cache warm) took to type each chapter's steps, on 2 cores at commit %s; a first run, with an empty cache, builds for longer. `make verify` checks that these figures are current.",
+		note = fmt.Sprintf("Reading: the page's prose, code blocks left out, at %d words a minute; the reading order is %d words. Commands: the time the reader runner (`make test-docs`'s reader, zsh, a fresh clone, Go's build cache warm) took to type each chapter's steps, on 2 cores at commit %s; a first run, with an empty cache, builds for longer. `make verify` checks that these figures are current.",
 			WordsPerMinute, total, rt.Commit)
 	}
 	if !timesBlockRe.MatchString(out) {

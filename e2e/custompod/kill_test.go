@@ -15,6 +15,7 @@ import (
 // scale-downs, restarts it, and checks that it converges to exactly
 // spec.replicas with a true status.
 func TestCustomPodSurvivesKills(t *testing.T) {
+	harness.Extended(t)
 	parallel(t)
 	for _, impl := range Implementations {
 		t.Run(impl.Name, func(t *testing.T) {

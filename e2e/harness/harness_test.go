@@ -318,6 +318,7 @@ func TestClusterProcessesListenOnLoopbackOnly(t *testing.T) {
 }
 
 func TestMakeArgsRunATargetWholeOnlyTheFirstTime(t *testing.T) {
+	t.Setenv(GeneratedChecked, "")
 	made.Lock()
 	made.done = nil // as in a new test binary (-count=2 runs this again)
 	made.Unlock()
@@ -332,6 +333,18 @@ func TestMakeArgsRunATargetWholeOnlyTheFirstTime(t *testing.T) {
 	} {
 		if got := strings.Join(MakeArgs(c.dir, c.target), " "); got != c.want {
 			t.Errorf("MakeArgs(%q, %q) = %q, want %q", c.dir, c.target, got, c.want)
+		}
+	}
+}
+
+func TestMakeArgsRegenerateNothingOnceVerifyChecked(t *testing.T) {
+	t.Setenv(GeneratedChecked, "1")
+	made.Lock()
+	made.done = nil
+	made.Unlock()
+	for _, target := range []string{"install", "install"} {
+		if got, want := strings.Join(MakeArgs("kubebuilder-demo", target), " "), "-o manifests install"; got != want {
+			t.Errorf("MakeArgs(%q) = %q, want %q", target, got, want)
 		}
 	}
 }

@@ -600,6 +600,7 @@ func TestPodBuggerToolNeedsDebugRights(t *testing.T) {
 // have two debuggers (a watch sees every version of every pod), and in the
 // end every labelled pod has exactly one.
 func TestPodBuggerToolSurvivesKills(t *testing.T) {
+	harness.Extended(t)
 	h := harness.New(t)
 	h.Track("podbuggertool/podbuggertool-sample")
 	mgr := startManagerBinary(h)

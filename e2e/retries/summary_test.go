@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,47 @@ func TestSummaryShowsWhatStoppedAFailedTest(t *testing.T) {
 		if strings.Contains(after, not) {
 			t.Errorf("%q after \"What failed\", which should keep only what says why:\n%s", not, after)
 		}
+	}
+}
+
+// TestSummaryGivesEachStepsCPU: with bin/steptime, each step's line in the
+// summary has its CPU-seconds beside its wall time, children included, and
+// the total adds the lanes' up.
+func TestSummaryGivesEachStepsCPU(t *testing.T) {
+	steptime := filepath.Join(t.TempDir(), "steptime")
+	if out, err := exec.Command("go", "build", "-o", steptime, "../cmd/steptime").CombinedOutput(); err != nil {
+		t.Fatalf("building steptime: %v\n%s", err, out)
+	}
+	t.Setenv("STEPTIME", steptime)
+	// A loop in a child of a child: the step's CPU is its children's.
+	spin := `step "spin" bash -c 'bash -c "i=0; while [ \$i -lt 200000 ]; do i=\$((i+1)); done"'`
+	out := summaryOf(t, filepath.Join(t.TempDir(), "none.log"), spin, spin)
+	_, table, _ := strings.Cut(out, "Where the time went")
+	var lines []string
+	for _, l := range strings.Split(table, "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && (strings.HasSuffix(l, " ok") || f[0] == "total") {
+			lines = append(lines, l)
+		}
+	}
+	cpus := map[string]float64{}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		i := len(f) - 1
+		if f[i] == "ok" {
+			i--
+		}
+		cpu, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			t.Fatalf("no CPU-seconds in %q: %v\n%s", l, err, out)
+		}
+		cpus[strings.Join(f[:i-1], " ")] = cpu
+	}
+	for _, name := range []string{"(1) spin", "(2) spin"} {
+		if cpus[name] < 0.1 {
+			t.Errorf("%s: want the loop's CPU, at least 0.1 s, got %.1f\n%s", name, cpus[name], out)
+		}
+	}
+	if sum := cpus["(1) spin"] + cpus["(2) spin"]; cpus["total"] < sum-0.15 || cpus["total"] > sum+0.15 {
+		t.Errorf("total: want the lanes' %.1f, got %.1f\n%s", sum, cpus["total"], out)
 	}
 }
