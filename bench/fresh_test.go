@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"example.com/k8s-demo/e2e/cluster"
+	"example.com/k8s-demo/e2e/tier"
 )
 
 // TestFreshClusterPerRun runs the bench as make bench does, small: a new
@@ -18,9 +19,7 @@ import (
 // nothing for any of them. The API server calls no conversion webhook:
 // crd-demo's CRD goes without its own, which the bench does not run.
 func TestFreshClusterPerRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("extended tier: make test-extended runs it (go test -short leaves it out)")
-	}
+	tier.Extended(t)
 	t.Setenv("CLUSTER_NODES", "1")
 	t.Setenv("CLUSTER_NODE_PODS", "100")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

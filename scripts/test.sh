@@ -63,11 +63,11 @@ tools_and_prebuild() {
 }
 
 ports_free() {
-  step "preflight: the ports the suites listen on are free" bash -c "cd '$ROOT/e2e' && GOWORK=off go run ./cmd/preflight"
+  step "preflight: the ports the suites listen on are free" in_module e2e go run ./cmd/preflight
 }
 
 cluster_cli() {
-  step "cluster command: build bin/e2e-cluster" bash -c "cd '$ROOT/e2e' && GOWORK=off go build -o '$LOCALBIN/e2e-cluster' ./cmd/cluster"
+  step "cluster command: build bin/e2e-cluster" in_module e2e go build -o "$LOCALBIN/e2e-cluster" ./cmd/cluster
 }
 
 # make test: two lanes side by side, each in the order a failure is cheapest
@@ -147,20 +147,19 @@ checks() {
     if has_target "$ROOT/$m" test; then
       step "$m: make test -o manifests -o generate" make -C "$ROOT/$m" -o manifests -o generate test || return
     else
-      step "$m: go test -short ./..." bash -c "cd '$ROOT/$m' && GOWORK=off KUBEBUILDER_ASSETS='$LOCALBIN' go test -short -count=1 ./..." || return
+      step "$m: go test -short ./..." in_module "$m" env KUBEBUILDER_ASSETS="$LOCALBIN" go test -short -count=1 ./... || return
     fi
   done
   # tools/ is not among modules(), but holds the repository's own tool,
   # localwebhook, whose test applies each scaffold's CRDs with the pinned
   # kubectl to an envtest API server (given 60 s to start, as in the
   # scaffolds' make test).
-  step "tools: go test ./... (localwebhook)" bash -c "cd '$ROOT/tools' && GOWORK=off KUBEBUILDER_ASSETS='$LOCALBIN' KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=60s go test -count=1 ./..."
+  step "tools: go test ./... (localwebhook)" in_module tools env KUBEBUILDER_ASSETS="$LOCALBIN" KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=60s go test -count=1 ./...
 }
 
 # site: `make docs-serve`, read in headless Chromium.
 site() {
-  step "docs: make docs-serve, read in a real browser (doctools/site)" bash -c \
-    "cd '$ROOT/doctools' && GOWORK=off go test -tags site -count=1 -timeout 30m ./site"
+  step "docs: make docs-serve, read in a real browser (doctools/site)" in_module doctools go test -tags site -count=1 -timeout 30m ./site
 }
 
 e2e_suites() {
@@ -170,19 +169,18 @@ e2e_suites() {
   # another, have the CustomPod CRD's conversion webhook and :8081 to
   # themselves; inside a package, the tests that call t.Parallel run side by
   # side (-parallel). -short leaves out the extended tier's drills.
-  step "e2e: the suites on a kwok cluster, -short (CLUSTER_NAME=k8s-demo-test)" env E2E_GENERATED_CHECKED=1 bash -c \
-    "cd '$ROOT/e2e' && CLUSTER=kwok CLUSTER_NAME=k8s-demo-test '$LOCALBIN/e2e-cluster' run -- go test -short -count=1 -p 1 -parallel 4 -timeout 30m ./..."
+  step "e2e: the suites on a kwok cluster, -short (CLUSTER_NAME=k8s-demo-test)" in_module e2e env E2E_GENERATED_CHECKED=1 CLUSTER=kwok CLUSTER_NAME=k8s-demo-test \
+    "$LOCALBIN/e2e-cluster" run -- go test -short -count=1 -p 1 -parallel 4 -timeout 30m ./...
 }
 
 # extended MODULE: the tests of MODULE that mark themselves extended (they
-# call harness.Extended, or say "extended tier:" where they check
-# testing.Short themselves: package cluster, which the harness imports, and
-# bench), as a line "REGEXP PACKAGE...", for go test -run.
+# call tier.Extended, package e2e/tier), as a line "REGEXP PACKAGE...", for
+# go test -run.
 extended() {
-  (cd "$ROOT/$1" && grep -rl --include='*_test.go' -e 'harness\.Extended(t)' -e '"extended tier:' . | sort |
+  (cd "$ROOT/$1" && grep -rl --include='*_test.go' 'tier\.Extended(t)' . | sort |
     while read -r f; do
       awk -v d="$(dirname "$f")/" '/^func Test/ { name = $2; sub(/\(.*/, "", name) }
-        /harness\.Extended\(t\)|"extended tier:/ && name != "" { print d, name }' "$f"
+        /tier\.Extended\(t\)/ && name != "" { print d, name }' "$f"
     done | awk '{ tests = tests sep $2; sep = "|"; if (!($1 in seen)) { seen[$1]; pkgs = pkgs " " $1 } }
       END { if (tests == "") exit 1; printf "^(%s)$%s\n", tests, pkgs }') ||
     { echo "no test of $1 marks itself extended: the extended tier would run nothing" >&2; return 1; }
@@ -216,8 +214,7 @@ reader() {
   # time limit of its own (10 minutes unless its check says otherwise), which
   # finds a hang; the whole is given 2 hours: cold, on 2 cores, the workshop
   # pass alone was still typing after 45 minutes (CONTRIBUTING.md).
-  step "reader: every chapter typed into tmux terminals, bash and zsh (doctools/reader)" bash -c \
-    "cd '$ROOT/doctools' && GOWORK=off go test -tags reader -count=1 -timeout 120m ./reader"
+  step "reader: every chapter typed into tmux terminals, bash and zsh (doctools/reader)" in_module doctools go test -tags reader -count=1 -timeout 120m ./reader
 }
 
 build_steptime || exit

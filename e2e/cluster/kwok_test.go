@@ -21,6 +21,7 @@ import (
 
 	"example.com/k8s-demo/e2e/process"
 	"example.com/k8s-demo/e2e/retries"
+	"example.com/k8s-demo/e2e/tier"
 )
 
 func TestComponentsNamesTheExitedOnes(t *testing.T) {
@@ -55,9 +56,7 @@ func TestComponentsNamesTheExitedOnes(t *testing.T) {
 // `make cluster-up` does for a cluster that exists: its components listen
 // where they did.
 func TestKwokClustersStartedTogether(t *testing.T) {
-	if testing.Short() {
-		t.Skip("extended tier: make test-extended runs it (go test -short leaves it out)")
-	}
+	tier.Extended(t)
 	o := kwokOptions(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -150,9 +149,7 @@ func TestKwokClustersStartedTogether(t *testing.T) {
 // makes: while supervise runs, the ServiceAccount comes back, made by a new
 // controller-manager, and the restart is in the retries list.
 func TestKwokStartsAgainAControllerManagerThatExits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("extended tier: make test-extended runs it (go test -short leaves it out)")
-	}
+	tier.Extended(t)
 	o := kwokOptions(t)
 	o.Name = "k8s-demo-supervised"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

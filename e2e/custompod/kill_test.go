@@ -8,6 +8,7 @@ import (
 
 	"example.com/k8s-demo/e2e/harness"
 	"example.com/k8s-demo/e2e/impls"
+	"example.com/k8s-demo/e2e/tier"
 )
 
 // TestCustomPodSurvivesKills kills each controller with SIGKILL (no clean-up
@@ -15,7 +16,7 @@ import (
 // scale-downs, restarts it, and checks that it converges to exactly
 // spec.replicas with a true status.
 func TestCustomPodSurvivesKills(t *testing.T) {
-	harness.Extended(t)
+	tier.Extended(t)
 	parallel(t)
 	for _, impl := range Implementations {
 		t.Run(impl.Name, func(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 
 	"example.com/k8s-demo/e2e/harness"
 	"example.com/k8s-demo/e2e/impls"
+	"example.com/k8s-demo/e2e/tier"
 )
 
 // The robustness suite for the three CustomPod controllers (the kills are in
@@ -75,7 +76,7 @@ func install(h *harness.H, impl Implementation) string {
 // the controller's part: the pods it creates and its status. The three
 // controllers ride out one outage together, each in a subtest of its own.
 func TestCustomPodSurvivesAPIServerOutage(t *testing.T) {
-	harness.Extended(t)
+	tier.Extended(t)
 	outOfClusterOnly(t)
 	// The subtests wait for each other, so they must all run at once: with
 	// fewer parallel slots (go test's default is GOMAXPROCS) they would wait
@@ -166,7 +167,7 @@ func waitForStatus(h *harness.H, name string, n int) {
 // writes the status: every edit must land (conflicts retried, nothing lost)
 // and the controller must converge on the last spec.
 func TestCustomPodConcurrentEdits(t *testing.T) {
-	harness.Extended(t)
+	tier.Extended(t)
 	outOfClusterOnly(t)
 	editors, rounds := 10, 5
 	if harness.Full() {
@@ -282,7 +283,7 @@ const leaseDuration = 15 * time.Second
 // Lease over, the leader is replaced once the Lease expires, and the standby
 // writes nothing before it holds the Lease.
 func TestCustomPodLeaderElection(t *testing.T) {
-	harness.Extended(t)
+	tier.Extended(t)
 	outOfClusterOnly(t)
 	for _, impl := range Implementations {
 		t.Run(impl.Name, func(t *testing.T) {
@@ -373,7 +374,7 @@ func holderOf(l *coordinationv1.Lease) string {
 // ClusterRole minus one verb, create on pods: it must say so where a user
 // looks (a Warning event on the CustomPod, and its log), not loop silently.
 func TestCustomPodRBACVerbRemoved(t *testing.T) {
-	harness.Extended(t)
+	tier.Extended(t)
 	outOfClusterOnly(t)
 	for _, impl := range Implementations {
 		t.Run(impl.Name, func(t *testing.T) {

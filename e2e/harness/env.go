@@ -240,14 +240,3 @@ func (e *Env) ControlPlane() (cluster.ControlPlane, error) {
 // Full reports whether E2E_FULL=1 asks for the larger robustness runs (more
 // kill rounds, more concurrent editors) that `make test` leaves out.
 func Full() bool { return os.Getenv("E2E_FULL") == "1" }
-
-// Extended marks a test of the extended tier, `make test-extended`: a drill
-// (kills, an outage, concurrent editors, leader election) that proves a
-// controller robust rather than a chapter's behaviour. `make test` runs go
-// test -short, which leaves these out, saying where they run.
-func Extended(t testing.TB) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("extended tier: make test-extended runs it (go test -short leaves it out)")
-	}
-}

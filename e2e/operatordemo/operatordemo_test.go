@@ -31,6 +31,7 @@ import (
 	"example.com/k8s-demo/e2e/cluster"
 	"example.com/k8s-demo/e2e/harness"
 	"example.com/k8s-demo/e2e/impls"
+	"example.com/k8s-demo/e2e/tier"
 )
 
 func TestMain(m *testing.M) { harness.Main(m) }
@@ -600,7 +601,7 @@ func TestPodBuggerToolNeedsDebugRights(t *testing.T) {
 // have two debuggers (a watch sees every version of every pod), and in the
 // end every labelled pod has exactly one.
 func TestPodBuggerToolSurvivesKills(t *testing.T) {
-	harness.Extended(t)
+	tier.Extended(t)
 	h := harness.New(t)
 	h.Track("podbuggertool/podbuggertool-sample")
 	mgr := startManagerBinary(h)
