@@ -197,7 +197,9 @@ extended_suites() {
   local cluster=${CLUSTER:-kwok} e2e bench
   e2e=$(extended e2e) && bench=$(extended bench) || return
   # shellcheck disable=SC2086 # the packages are words
-  step "e2e: the extended tier's drills on CLUSTER=$cluster" in_module e2e env CLUSTER="$cluster" CLUSTER_NAME="${CLUSTER_NAME:-k8s-demo-extended}" \
+  # A cluster of its own, as make test's, so that one the user has up (the
+  # Makefile's CLUSTER_NAME, k8s-demo) is left alone.
+  step "e2e: the extended tier's drills on CLUSTER=$cluster" in_module e2e env CLUSTER="$cluster" CLUSTER_NAME=k8s-demo-extended \
     "$LOCALBIN/e2e-cluster" run -- go test -count=1 -p 1 -parallel 4 -timeout 30m -run "${e2e%% *}" ${e2e#* } || return
   # shellcheck disable=SC2086
   step "bench: its extended tests" in_module bench go test -count=1 -run "${bench%% *}" ${bench#* }
