@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,10 +30,28 @@ import (
 	"example.com/k8s-demo/e2e/process"
 )
 
-// The plain loop: the writes a controller ends up making for each object,
-// made by a loop that already knows what to write. It reads nothing, watches
-// nothing and never retries: the limit a controller can approach. It runs as
-// many workers as the controllers (-workers), under the same rate limit.
+// The plain loop: the writes a controller makes for each object, made by a
+// loop that already knows what to write. It reads nothing, watches nothing,
+// queues nothing and never retries: the limit a controller can approach. It
+// runs as many workers as the controllers (-workers), under the same rate
+// limit, and sends its writes as they do:
+//
+//   - a CustomPod's pods in batches of 1, then 2, each batch at once, as
+//     both controllers create them (pod_writes.go);
+//   - the event ("Created 3 pods: …") from a goroutine of its own, through a
+//     client of its own with its own rate limit, as a recorder sends it, and
+//     named as client-go's recorders name events;
+//   - the status while the pods start (3 pods, none ready), then the final
+//     one at once: the loop does not wait for the kubelet.
+//
+// The objects themselves are created as the bench creates them for a
+// controller: by 8 goroutines of their own, through a client that goes
+// around the counting proxy and has no rate limit. The loop's counted
+// requests per object are then a controller's.
+//
+// -loop-writes=final is the loop as it was before it made the event and the
+// starting status: a second reference, the limit for a controller that
+// records no event and writes its status once.
 
 // networkFinalizer is crd-demo's (controller.go).
 const networkFinalizer = "samplecrd.k8s.io/backend-network"
@@ -40,24 +60,62 @@ const networkFinalizer = "samplecrd.k8s.io/backend-network"
 // before it creates anything.
 const baselineReady = "plain loop: clients ready, waiting for SIGUSR1"
 
-func runBaseline(kindName string, n int, ns string, q qpsSetting, workers int, backendURL string) error {
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
+// The loop's writes per CustomPod (-loop-writes).
+const (
+	controllerWrites = "controller" // pods, event, starting status, final status
+	finalWrites      = "final"      // pods, final status
+)
+
+// loopClients are the plain loop's clients.
+type loopClients struct {
+	dyn     dynamic.Interface    // CustomPods' status, Networks: the rate limit, counted
+	kube    kubernetes.Interface // pods, as protobuf: the same rate limit, counted
+	events  kubernetes.Interface // events: a rate limit of their own, counted
+	objects dynamic.Interface    // the objects: no rate limit, not counted
+}
+
+func runBaseline(kindName string, n int, ns string, q qpsSetting, workers int, backendURL, objectsKubeconfig, writes string) error {
+	if writes != controllerWrites && writes != finalWrites {
+		return fmt.Errorf("-loop-writes: want %s or %s, got %q", controllerWrites, finalWrites, writes)
+	}
+	load := func(path string) (*rest.Config, error) {
+		rules := clientcmd.NewDefaultClientConfigLoadingRules()
+		if path != "" {
+			rules = &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
+		}
+		return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	}
+	cfg, err := load("")
 	if err != nil {
 		return err
 	}
 	cfg.QPS, cfg.Burst = float32(q.QPS), q.Burst
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
+	var c loopClients
+	if c.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		return err
 	}
-	// Pods as protobuf, as the controllers send them (controller-runtime's
-	// client for every built-in kind; crd-demo's clientsets for pods and
-	// events): the same wire format for the same writes.
+	// Pods and events as protobuf, as the controllers send them
+	// (controller-runtime's client for every built-in kind; crd-demo's
+	// clientsets): the same wire format for the same writes. Each
+	// NewForConfig makes its own token bucket.
 	builtin := rest.CopyConfig(cfg)
 	builtin.ContentType = runtime.ContentTypeProtobuf
 	builtin.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	kube, err := kubernetes.NewForConfig(builtin)
+	if c.kube, err = kubernetes.NewForConfig(builtin); err != nil {
+		return err
+	}
+	if c.events, err = kubernetes.NewForConfig(builtin); err != nil {
+		return err
+	}
+	objCfg, err := load(objectsKubeconfig)
 	if err != nil {
+		return err
+	}
+	if objectsKubeconfig == "" {
+		objCfg = rest.CopyConfig(cfg)
+	}
+	objCfg.QPS, objCfg.Burst = -1, 0
+	if c.objects, err = dynamic.NewForConfig(objCfg); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -73,38 +131,69 @@ func runBaseline(kindName string, n int, ns string, q qpsSetting, workers int, b
 		return ctx.Err()
 	}
 
-	one := func(i int) error {
-		switch kindName {
-		case customPods.name:
-			return baselineCustomPod(ctx, dyn, kube, ns, i)
-		case networks.name:
-			return baselineNetwork(ctx, dyn, ns, i, backendURL)
-		}
+	var k kind
+	switch kindName {
+	case customPods.name:
+		k = customPods
+	case networks.name:
+		k = networks
+	default:
 		return fmt.Errorf("-kind: want %s or %s, got %q", customPods.name, networks.name, kindName)
 	}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	// 1. The objects, as the bench creates them for a controller.
+	created := make(chan *unstructured.Unstructured, n)
+	indexes := make(chan int)
+	var creators sync.WaitGroup
+	for range 8 {
+		creators.Go(func() {
+			for i := range indexes {
+				u, err := c.objects.Resource(k.gvr).Namespace(ns).Create(ctx, k.object(i), metav1.CreateOptions{})
+				if err != nil {
+					fail(fmt.Errorf("creating %s %d: %w", k.name, i, err))
+					continue
+				}
+				created <- u
+			}
+		})
+	}
+	go func() {
+		for i := range n {
+			indexes <- i
+		}
+		close(indexes)
+		creators.Wait()
+		close(created)
+	}()
+	// 2. The workers make each object's writes.
+	start := time.Now()
+	var workersDone, eventsSent sync.WaitGroup
 	for range workers {
-		wg.Go(func() {
-			for i := range jobs {
-				if err := one(i); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
+		workersDone.Go(func() {
+			for u := range created {
+				var err error
+				switch kindName {
+				case customPods.name:
+					err = baselineCustomPod(ctx, c, u, writes, &eventsSent)
+				case networks.name:
+					err = baselineNetwork(ctx, c.dyn, u, backendURL)
+				}
+				if err != nil {
+					fail(err)
 				}
 			}
 		})
 	}
-	start := time.Now()
-	for i := range n {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+	workersDone.Wait()
+	eventsSent.Wait()
 	if firstErr != nil {
 		return firstErr
 	}
@@ -115,35 +204,86 @@ func runBaseline(kindName string, n int, ns string, q qpsSetting, workers int, b
 	return nil
 }
 
-func baselineCustomPod(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface, ns string, i int) error {
-	cp, err := dyn.Resource(customPods.gvr).Namespace(ns).Create(ctx, customPods.object(i), metav1.CreateOptions{})
-	if err != nil {
-		return err
-	}
-	var names []any
-	for i := range 3 {
-		pod, err := kube.CoreV1().Pods(ns).Create(ctx, podFor(cp, i), metav1.CreateOptions{})
-		if err != nil {
+func baselineCustomPod(ctx context.Context, c loopClients, cp *unstructured.Unstructured, writes string, eventsSent *sync.WaitGroup) error {
+	ns := cp.GetNamespace()
+	// Pods in batches of 1, then 2: each batch at once.
+	names := make([]any, 3)
+	for _, batch := range [][]int{{0}, {1, 2}} {
+		errs := make([]error, len(batch))
+		var wg sync.WaitGroup
+		for j, i := range batch {
+			wg.Go(func() {
+				pod, err := c.kube.CoreV1().Pods(ns).Create(ctx, podFor(cp, i), metav1.CreateOptions{})
+				if err == nil {
+					names[i] = pod.Name
+				}
+				errs[j] = err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			return err
 		}
-		names = append(names, pod.Name)
 	}
-	// The status once the pods are ready, written at once: the loop does not
-	// wait for the kubelet, where a controller writes again as pods become ready.
-	status := map[string]any{
-		"replicas":      int64(3),
-		"readyReplicas": int64(3),
-		"podNames":      names,
-		"conditions": []any{map[string]any{
-			"type": "Ready", "status": "True", "reason": "PodsReady", "message": "3 of 3 pods ready",
-			"observedGeneration": cp.GetGeneration(), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
-		}},
+	if writes == controllerWrites {
+		// The event, from a goroutine of its own: a recorder's broadcaster
+		// sends it while the worker goes on.
+		eventsSent.Go(func() {
+			if _, err := c.events.EventsV1().Events(ns).Create(ctx, eventFor(cp, names), metav1.CreateOptions{}); err != nil {
+				fmt.Fprintln(os.Stderr, "plain loop: event:", err)
+			}
+		})
+		// The status while the pods start: 3 pods, none ready.
+		if err := writeStatus(ctx, c.dyn, cp, names, 0); err != nil {
+			return err
+		}
 	}
+	return writeStatus(ctx, c.dyn, cp, names, 3)
+}
+
+// writeStatus writes cp's status with ready of its 3 pods ready, and sets cp
+// to what the API server returned (its resourceVersion for the next write).
+func writeStatus(ctx context.Context, dyn dynamic.Interface, cp *unstructured.Unstructured, names []any, ready int64) error {
+	cond := map[string]any{
+		"type": "Ready", "status": "False", "reason": "PodsNotReady", "message": fmt.Sprintf("%d of 3 pods ready", ready),
+		"observedGeneration": cp.GetGeneration(), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+	}
+	if ready == 3 {
+		cond["status"], cond["reason"] = "True", "PodsReady"
+	}
+	status := map[string]any{"replicas": int64(3), "readyReplicas": ready, "podNames": names, "conditions": []any{cond}}
 	if err := unstructured.SetNestedField(cp.Object, status, "status"); err != nil {
 		return err
 	}
-	_, err = dyn.Resource(customPods.gvr).Namespace(ns).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
-	return err
+	u, err := dyn.Resource(customPods.gvr).Namespace(cp.GetNamespace()).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
+	if err != nil {
+		return err
+	}
+	*cp = *u
+	return nil
+}
+
+// eventFor is the event a controller records once it has made cp's pods:
+// the SuccessfulCreate a ReplicaSet records, named as client-go's recorders
+// name an event (the object's name, a dot, the time in hexadecimal
+// nanoseconds).
+func eventFor(cp *unstructured.Unstructured, names []any) *eventsv1.Event {
+	now := time.Now()
+	strs := make([]string, len(names))
+	for i, n := range names {
+		strs[i] = fmt.Sprint(n)
+	}
+	return &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", cp.GetName(), now.UnixNano()), Namespace: cp.GetNamespace()},
+		EventTime:  metav1.NewMicroTime(now),
+		Regarding: corev1.ObjectReference{
+			APIVersion: cp.GetAPIVersion(), Kind: cp.GetKind(), Namespace: cp.GetNamespace(), Name: cp.GetName(),
+			UID: cp.GetUID(), ResourceVersion: cp.GetResourceVersion(),
+		},
+		Type: corev1.EventTypeNormal, Reason: "SuccessfulCreate", Action: "Create",
+		Note:                "Created 3 pods: " + strings.Join(strs, ", "),
+		ReportingController: "custompod-controller", ReportingInstance: "plain-loop",
+	}
 }
 
 // podFor is the pod the CustomPod controllers make with ordinal i: named,
@@ -175,12 +315,10 @@ func podFor(cp *unstructured.Unstructured, i int) *corev1.Pod {
 	}
 }
 
-func baselineNetwork(ctx context.Context, dyn dynamic.Interface, ns string, i int, backendURL string) error {
+func baselineNetwork(ctx context.Context, dyn dynamic.Interface, net *unstructured.Unstructured, backendURL string) error {
+	ns := net.GetNamespace()
 	nets := dyn.Resource(networks.gvr).Namespace(ns)
-	net, err := nets.Create(ctx, networks.object(i), metav1.CreateOptions{})
-	if err != nil {
-		return err
-	}
+	var err error
 	net.SetFinalizers([]string{networkFinalizer})
 	if net, err = nets.Update(ctx, net, metav1.UpdateOptions{}); err != nil {
 		return err

@@ -62,6 +62,8 @@ func main() {
 		baseQPS     = flag.Float64("baseline-qps", 5, "Internal, with -baseline.")
 		baseBurst   = flag.Int("baseline-burst", 10, "Internal, with -baseline.")
 		backendURL  = flag.String("backend-url", "", "Internal, with -baseline.")
+		objectsKC   = flag.String("objects-kubeconfig", "", "Internal, with -baseline: the cluster's own kubeconfig, around the counting proxy, for creating the objects.")
+		loopWrites  = flag.String("loop-writes", controllerWrites, "Internal, with -baseline: "+controllerWrites+" or "+finalWrites+".")
 		curve       = flag.Bool("curve", false, "The growth curve: N = "+curveSizes+" unless -n is given, into docs/bench.md's "+curveSection+" section and docs/bench-curve.png unless -png is given; the default run's section is left as it is. Needs room for 3 pods a CustomPod: make bench BENCH_NODE_PODS=4000 BENCH_FLAGS=-curve.")
 		countsMode  = flag.Bool("counts", false, "Run nothing: count each CustomPod implementation's lines, files, dependencies and binary, and write the table of -doc (no cluster needed).")
 		check       = flag.Bool("check", false, "With -counts: count again and fail when -doc's table says otherwise; write nothing.")
@@ -111,7 +113,7 @@ func main() {
 		if err != nil {
 			fail(2, fmt.Errorf("-baseline needs one -n, got %q", *sizes))
 		}
-		if err := runBaseline(*kindName, n, *namespace, qpsSetting{*baseQPS, *baseBurst}, *workers, *backendURL); err != nil {
+		if err := runBaseline(*kindName, n, *namespace, qpsSetting{*baseQPS, *baseBurst}, *workers, *backendURL, *objectsKC, *loopWrites); err != nil {
 			fmt.Fprintln(os.Stderr, "plain loop:", err)
 			os.Exit(1)
 		}

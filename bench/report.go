@@ -56,8 +56,11 @@ func spread(lo, hi time.Duration) string {
 // mainLead starts the line above the main table, which mainTable finds.
 const mainLead = "Every controller (and the plain loop) at the same client-side rate limit, QPS/burst "
 
-var mainHeader = []string{"implementation", "stale cache", "N", "converged in", "spread", "× plain loop", "p50", "p99",
-	"API requests", "per object", "writes", "peak RSS", "CPU", "cluster CPU"}
+var mainHeader = []string{"implementation", "stale cache", "N", "converged in", "spread", "× plain loop", "CPU per object", "peak RSS",
+	"p50", "p99", "API requests", "per object", "writes", "cluster CPU"}
+
+// mib is a mebibyte: the unit of a Deployment's memory limit (Mi).
+const mib = 1 << 20
 
 func (r report) markdown() string {
 	var b strings.Builder
@@ -75,9 +78,9 @@ func (r report) markdown() string {
 		if cache == "" {
 			cache = "—"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %d | %.1f | %d | %.1f MB | %.2f s | %s |\n",
-			x.Impl, cache, x.N, seconds(x.Converge), spread(x.Min, x.Max), vs, seconds(x.P50), seconds(x.P99),
-			x.Requests, float64(x.Requests)/float64(x.N), x.Writes, float64(x.PeakRSS)/1e6, x.CPU.Seconds(), seconds(x.ClusterCPU))
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %.2f ms | %.1f MiB | %s | %s | %d | %.1f | %d | %s |\n",
+			x.Impl, cache, x.N, seconds(x.Converge), spread(x.Min, x.Max), vs, float64(x.cpuPerObject().Microseconds())/1e3, float64(x.PeakRSS)/mib,
+			seconds(x.P50), seconds(x.P99), x.Requests, float64(x.Requests)/float64(x.N), x.Writes, seconds(x.ClusterCPU))
 	}
 	if len(r.Omitted) > 0 {
 		b.WriteString("\nNot in this run (`-full` runs them all, `-impl` those it names):\n\n")
@@ -118,11 +121,17 @@ func (r report) markdown() string {
 			fmt.Fprintf(&b, "- %s, N = %d: %s\n", x.Impl, x.N, x.Breakdown)
 		}
 	}
-	b.WriteString("\nPeak RSS is the process's high-water mark (VmHWM); CPU is its user and system time over the whole run, start-up included.\n")
+	b.WriteString("\nCPU per object is the process's user and system time from the first of the N objects until it went quiet, over N (start-up and the warm-up object apart); over the whole run, start-up included:\n\n")
+	for _, x := range r.Results {
+		if x.N == maxN(r.Results) {
+			fmt.Fprintf(&b, "- %s, N = %d: %.2f s\n", x.Impl, x.N, x.CPU.Seconds())
+		}
+	}
+	b.WriteString("\nPeak RSS is the process's high-water mark (VmHWM), in MiB (2^20 bytes, a memory limit's Mi).\n")
 	b.WriteString("\nRSS also counts the pages of the program's own binary that it has read, which the kernel can drop and read again; its anonymous memory (RssAnon: heap, stacks) is the rest, sampled every 100 ms, at its highest (median):\n\n")
 	for _, x := range r.Results {
 		if x.N == r.Results[len(r.Results)-1].N || x.N == maxN(r.Results) {
-			fmt.Fprintf(&b, "- %s, N = %d: %.1f MB of %.1f MB\n", x.Impl, x.N, float64(x.PeakAnon)/1e6, float64(x.PeakRSS)/1e6)
+			fmt.Fprintf(&b, "- %s, N = %d: %.1f MiB of %.1f MiB\n", x.Impl, x.N, float64(x.PeakAnon)/mib, float64(x.PeakRSS)/mib)
 		}
 	}
 	b.WriteString("\nStart-up, from `exec` to the log line that says the controller's workers run (median; the plain loop has none):\n\n")
@@ -132,11 +141,11 @@ func (r report) markdown() string {
 		}
 	}
 	if ns := sizes(r.Results); len(ns) > 1 {
-		b.WriteString("\nHow each grows with N. RSS per object is what the N objects added to the process's high-water mark (its peak, less the peak it had reached before the first of them: start-up, and the warm-up object), over N; CPU per object is its CPU time over the run, over N:\n\n")
+		b.WriteString("\nHow each grows with N. RSS per object is what the N objects added to the process's high-water mark (its peak, less the peak it had reached before the first of them: start-up, and the warm-up object), over N; CPU per object is as in the main table:\n\n")
 		b.WriteString("| implementation | N | converged in | requests per object | peak RSS | RSS per object | CPU per object |\n|---|--:|--:|--:|--:|--:|--:|\n")
 		for _, x := range r.Results {
-			fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %.1f MB | %.1f KB | %.2f ms |\n", x.Impl, x.N, seconds(x.Converge),
-				float64(x.Requests)/float64(x.N), float64(x.PeakRSS)/1e6, x.rssPerObject()/1e3, float64(x.CPU.Microseconds())/1e3/float64(x.N))
+			fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %.1f MiB | %.1f KiB | %.2f ms |\n", x.Impl, x.N, seconds(x.Converge),
+				float64(x.Requests)/float64(x.N), float64(x.PeakRSS)/mib, x.rssPerObject()/1024, float64(x.cpuPerObject().Microseconds())/1e3)
 		}
 	}
 	var withCluster []summary
@@ -311,12 +320,12 @@ func (r report) chart(path string) error {
 	if len(ns) > 1 {
 		// The memory a run costs, and what each object adds to it: a
 		// controller that stays linear has a flat second line.
-		rss, err := lines("Peak RSS", "MB", order, byImpl, func(x summary) float64 { return float64(x.PeakRSS) / 1e6 })
+		rss, err := lines("Peak RSS", "MiB", order, byImpl, func(x summary) float64 { return float64(x.PeakRSS) / mib })
 		if err != nil {
 			return err
 		}
-		per, err := lines("RSS per object (peak less the peak before the objects, over N)", "KB", order, byImpl,
-			func(x summary) float64 { return x.rssPerObject() / 1e3 })
+		per, err := lines("RSS per object (peak less the peak before the objects, over N)", "KiB", order, byImpl,
+			func(x summary) float64 { return x.rssPerObject() / 1024 })
 		if err != nil {
 			return err
 		}

@@ -44,7 +44,7 @@ func TestMainTableReadsWhatMarkdownWrites(t *testing.T) {
 	if !strings.Contains(md, "| client-go | pod names | 10 | 1.16 s | 1.10–1.42 s | 1.15× |") {
 		t.Errorf("client-go's row should show its spread and its time over the plain loop's (1.16/1.01):\n%s", md)
 	}
-	if !strings.Contains(md, "- Network (client-go), N = 1000: 20.0 MB of 50.0 MB\n") {
+	if !strings.Contains(md, "- Network (client-go), N = 1000: 19.1 MiB of 47.7 MiB\n") {
 		t.Errorf("the anonymous memory, of the peak RSS, should be listed for the largest N:\n%s", md)
 	}
 	if _, err := mainTable(strings.Replace(md, "Every controller", "Each controller", 1)); err == nil {
@@ -97,21 +97,23 @@ func TestSummarizeTakesMedians(t *testing.T) {
 // (RSS per object is what the objects added to the high-water mark, over N)
 // and the chart its memory row; with one N, neither.
 func TestGrowthTable(t *testing.T) {
+	// peak and start in MiB; cpu is what the N objects cost, start-up apart.
 	row := func(impl string, n int, peak, start uint64, cpu time.Duration) summary {
 		return summary{Impl: impl, Kind: "CustomPod", N: n, Runs: 3, Converge: time.Duration(n) * 30 * time.Millisecond,
-			Min: time.Second, Max: 2 * time.Second, Requests: 65 * n / 10, PeakRSS: peak, StartRSS: start, CPU: cpu}
+			Min: time.Second, Max: 2 * time.Second, Requests: 65 * n / 10, PeakRSS: peak * mib, StartRSS: start * mib, CPU: cpu + time.Second, ObjectCPU: cpu}
 	}
 	r := report{Env: "a test", Main: qpsSetting{100, 200}, Workers: 2, Repeat: 3, Took: time.Minute, Results: []summary{
-		row("kubebuilder", 100, 60e6, 52e6, 600*time.Millisecond),
-		row("kubebuilder", 1000, 87e6, 52e6, 5*time.Second),
-		row("plain loop", 100, 40e6, 39e6, 200*time.Millisecond),
-		row("plain loop", 1000, 44e6, 39e6, 2*time.Second),
+		row("kubebuilder", 100, 60, 52, 600*time.Millisecond),
+		row("kubebuilder", 1000, 87, 52, 5*time.Second),
+		row("plain loop", 100, 40, 39, 200*time.Millisecond),
+		row("plain loop", 1000, 44, 39, 2*time.Second),
 	}}
 	md := r.markdown()
 	for _, want := range []string{
-		"| kubebuilder | 100 | 3.00 s | 6.5 | 60.0 MB | 80.0 KB | 6.00 ms |",
-		"| kubebuilder | 1000 | 30.0 s | 6.5 | 87.0 MB | 35.0 KB | 5.00 ms |",
-		"| plain loop | 1000 | 30.0 s | 6.5 | 44.0 MB | 5.0 KB | 2.00 ms |",
+		"| kubebuilder | 100 | 3.00 s | 6.5 | 60.0 MiB | 81.9 KiB | 6.00 ms |",
+		"| kubebuilder | 1000 | 30.0 s | 6.5 | 87.0 MiB | 35.8 KiB | 5.00 ms |",
+		"| plain loop | 1000 | 30.0 s | 6.5 | 44.0 MiB | 5.1 KiB | 2.00 ms |",
+		"| kubebuilder | — | 1000 | 30.0 s | 1.00–2.00 s | 1.00× | 5.00 ms | 87.0 MiB |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the growth table lacks %q:\n%s", want, md)

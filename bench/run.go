@@ -84,6 +84,7 @@ type result struct {
 	CPU      time.Duration // user + system
 	Startup  time.Duration // exec to the log line that says its workers run; 0 for the plain loop
 	StartRSS uint64        // bytes: the high-water mark before the first of the N objects
+	StartCPU time.Duration // user + system before the first of the N objects
 	Deleted  time.Duration // Networks only: delete all → all gone from the backend
 	// Cluster is the CPU time each of the cluster's components spent over
 	// the same span as Requests (kwok clusters only).
@@ -516,7 +517,8 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 			return res, err
 		}
 		args := []string{"-baseline", "-kind=" + im.kind.name, "-n=" + strconv.Itoa(n), "-workers=" + strconv.Itoa(b.workers), "-namespace=" + ns,
-			"-baseline-qps=" + strconv.FormatFloat(q.QPS, 'f', -1, 64), "-baseline-burst=" + strconv.Itoa(q.Burst), "-backend-url=" + backendURL}
+			"-baseline-qps=" + strconv.FormatFloat(q.QPS, 'f', -1, 64), "-baseline-burst=" + strconv.Itoa(q.Burst), "-backend-url=" + backendURL,
+			"-objects-kubeconfig=" + b.kubeconfig, "-loop-writes=" + im.loopWrites}
 		if p, err = process.Start(process.Spec{Name: im.name, Path: self, Args: args, Env: []string{"KUBECONFIG=" + kc}, LogFile: filepath.Join(dir, "loop.log")}); err != nil {
 			return res, err
 		}
@@ -526,6 +528,9 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 			return res, fmt.Errorf("the plain loop did not start: %w\n%s", err, tail(p))
 		}
 		if res.StartRSS, err = p.PeakRSS(); err != nil {
+			return res, err
+		}
+		if res.StartCPU, err = procCPU(p.Pid()); err != nil {
 			return res, err
 		}
 		if err := syscall.Kill(p.Pid(), syscall.SIGUSR1); err != nil {
@@ -550,8 +555,12 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 			_ = p.Stop()
 			return res, err
 		}
-		// What the N objects cost is what the process holds beyond this.
+		// What the N objects cost is what the process holds and spends
+		// beyond this.
 		if res.StartRSS, err = p.PeakRSS(); err != nil {
+			return res, err
+		}
+		if res.StartCPU, err = procCPU(p.Pid()); err != nil {
 			return res, err
 		}
 		before = proxy.Snapshot()

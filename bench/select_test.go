@@ -31,7 +31,7 @@ func TestDefaultRunsEachControllerOnce(t *testing.T) {
 			t.Errorf("default: %s left out with no reason", o.Impl)
 		}
 	}
-	if want := []string{"operator-sdk", "PodSet (operator-sdk)", "PodSet read-your-writes (operator-sdk)", "Network (client-go)", "Network plain loop"}; !slices.Equal(left, want) {
+	if want := []string{"operator-sdk", "PodSet (operator-sdk)", "PodSet read-your-writes (operator-sdk)", "plain loop of 4 writes", "Network (client-go)", "Network plain loop"}; !slices.Equal(left, want) {
 		t.Errorf("default: left out %q, want %q", left, want)
 	}
 	all, omitted, err := selectImpls("all")

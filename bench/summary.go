@@ -27,6 +27,7 @@ type summary struct {
 	PeakRSS    uint64        // median, bytes
 	PeakAnon   uint64        // median, bytes: the anonymous part, sampled
 	CPU        time.Duration // median
+	ObjectCPU  time.Duration // median: CPU less what was spent before the N objects
 	Startup    time.Duration // median
 	StartRSS   uint64        // median, bytes: the high-water mark before the N objects
 	Deleted    time.Duration // median; Networks only
@@ -47,6 +48,16 @@ func (s summary) rssPerObject() float64 {
 		return 0
 	}
 	return float64(s.PeakRSS-s.StartRSS) / float64(s.N)
+}
+
+// cpuPerObject is the CPU time the N objects cost the process, over N: what
+// it spent from the first of them until it went quiet, start-up and the
+// warm-up object apart.
+func (s summary) cpuPerObject() time.Duration {
+	if s.N == 0 {
+		return 0
+	}
+	return s.ObjectCPU / time.Duration(s.N)
 }
 
 // summarize groups runs by implementation, N and rate limit, in the order
@@ -94,6 +105,7 @@ func summarize(runs []result, impls []implementation) []summary {
 		s.P50 = median(durs(func(r result) time.Duration { return r.P50 }))
 		s.P99 = median(durs(func(r result) time.Duration { return r.P99 }))
 		s.CPU = median(durs(func(r result) time.Duration { return r.CPU }))
+		s.ObjectCPU = median(durs(func(r result) time.Duration { return r.CPU - r.StartCPU }))
 		s.Startup = median(durs(func(r result) time.Duration { return r.Startup }))
 		s.Deleted = median(durs(func(r result) time.Duration { return r.Deleted }))
 		s.Requests = ints(func(r result) int { return r.Requests.Total() })
