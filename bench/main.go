@@ -123,7 +123,7 @@ func main() {
 		fail(2, fmt.Errorf("-redraw draws the default run's chart only; -curve's is drawn by its run"))
 	}
 	if *redraw {
-		md, err := os.ReadFile(filepath.Join(rootDir, *mdPath))
+		md, err := os.ReadFile(inRoot(*mdPath))
 		if err != nil {
 			fail(2, err)
 		}
@@ -131,7 +131,7 @@ func main() {
 		if err != nil {
 			fail(1, fmt.Errorf("%s: %w", *mdPath, err))
 		}
-		if err := rep.chart(filepath.Join(rootDir, *pngPath)); err != nil {
+		if err := rep.chart(inRoot(*pngPath)); err != nil {
 			fail(1, err)
 		}
 		fmt.Printf("bench: drew %s from the main table of %s\n", *pngPath, *mdPath)
@@ -160,7 +160,7 @@ func main() {
 
 	// Find out now, not after the runs, if the results cannot be written.
 	if *mdPath != "" {
-		if err := replaceGenerated(filepath.Join(rootDir, *mdPath), section, "", true); err != nil {
+		if err := replaceGenerated(inRoot(*mdPath), section, "", true); err != nil {
 			fail(2, err)
 		}
 	}
@@ -582,9 +582,12 @@ func (b *bench) preflight(ctx context.Context, impls []implementation, ns []int)
 }
 
 // path resolves p against the repository root unless it is absolute.
-func (b *bench) path(p string) string {
+func (b *bench) path(p string) string { return inRoot(p) }
+
+// inRoot resolves p against the repository root unless it is absolute.
+func inRoot(p string) string {
 	if filepath.IsAbs(p) {
 		return p
 	}
-	return filepath.Join(b.root, p)
+	return filepath.Join(rootDir, p)
 }
