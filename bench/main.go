@@ -55,7 +55,7 @@ func main() {
 		otherPods   = flag.Int("other-pods", 0, "Pods of no controller to create in each run's namespace first, as a shared cluster holds: a controller that caches every pod holds these too.")
 		mdPath      = flag.String("md", "docs/bench.md", "The markdown file whose generated section gets the tables (relative to the repository root). Empty: print only.")
 		pngPath     = flag.String("png", "docs/bench.png", "The chart to write (relative to the repository root). Empty: none.")
-		redraw      = flag.Bool("redraw", false, "Run nothing: draw -png again from the main table in -md (after a change to the chart).")
+		redraw      = flag.Bool("redraw", false, "Run nothing: write -md's section, comparison's summary (-doc) and -png again from the run's data, -md's name with .json (after a change to how they are written).")
 		baseline    = flag.Bool("baseline", false, "Internal: run as the plain client-go loop.")
 		kindName    = flag.String("kind", "", "Internal, with -baseline: CustomPod or Network.")
 		namespace   = flag.String("namespace", "", "Internal, with -baseline.")
@@ -64,13 +64,34 @@ func main() {
 		backendURL  = flag.String("backend-url", "", "Internal, with -baseline.")
 		objectsKC   = flag.String("objects-kubeconfig", "", "Internal, with -baseline: the cluster's own kubeconfig, around the counting proxy, for creating the objects.")
 		loopWrites  = flag.String("loop-writes", controllerWrites, "Internal, with -baseline: "+controllerWrites+" or "+finalWrites+".")
-		curve       = flag.Bool("curve", false, "The growth curve: N = "+curveSizes+" unless -n is given, into docs/bench.md's "+curveSection+" section and docs/bench-curve.png unless -png is given; the default run's section is left as it is. Needs room for 3 pods a CustomPod: make bench BENCH_NODE_PODS=4000 BENCH_FLAGS=-curve.")
+		curve       = flag.Bool("curve", false, "The growth curve: N = "+curveSizes+" unless -n is given, into docs/bench-curve.md's "+curveSection+" section and docs/bench-curve.png unless -md or -png is given; the default run's pages are left as they are. Needs room for 3 pods a CustomPod: make bench BENCH_NODE_PODS=4000 BENCH_FLAGS=-curve.")
 		countsMode  = flag.Bool("counts", false, "Run nothing: count each CustomPod implementation's lines, files, dependencies and binary, and write the table of -doc (no cluster needed).")
-		check       = flag.Bool("check", false, "With -counts: count again and fail when -doc's table says otherwise; write nothing.")
+		check       = flag.Bool("check", false, "Run nothing, write nothing: fail when a page's generated section is not what the data of its run gives (docs/bench.md's, docs/bench-curve.md's, -doc's summary). With -counts: count again and fail when -doc's table says otherwise.")
 		stdout      = flag.Bool("stdout", false, "With -counts: print the table instead of writing it.")
-		doc         = flag.String("doc", "docs/comparison.md,docs/zh/comparison.md", "With -counts: the markdown files, comma-separated, whose compare:begin/compare:end section gets the table (relative to the repository root): the English page's and its Chinese twin's.")
+		doc         = flag.String("doc", "docs/comparison.md,docs/zh/comparison.md", "The comparison pages, comma-separated (relative to the repository root): the English page's and its Chinese twin's. The default run writes its summary into their "+summarySection+" section; -counts its table into their compare section. Empty: neither.")
 	)
 	flag.Parse()
+	if *check && !*countsMode {
+		var regions []pageRegion
+		for _, p := range []struct{ md, section string }{{"docs/bench.md", mainSection}, {"docs/bench-curve.md", curveSection}} {
+			data := inRoot(dataPath(p.md))
+			if _, err := os.Stat(data); os.IsNotExist(err) && p.section == curveSection {
+				// The curve was last measured before runs kept their data.
+				fmt.Printf("bench: %s has no data file (%s): its section is not checked\n", p.md, dataPath(p.md))
+				continue
+			}
+			rep, err := readData(data)
+			if err != nil {
+				fail(1, err)
+			}
+			regions = append(regions, rep.regions(p.md, p.section, strings.Split(*doc, ","))...)
+		}
+		if err := checkPages(regions); err != nil {
+			fail(1, err)
+		}
+		fmt.Printf("bench: %d generated sections are what the bench's data give\n", len(regions))
+		return
+	}
 	if *countsMode {
 		if rootDir == "" {
 			fail(2, fmt.Errorf("run from inside the repository (no versions.env found above the working directory)"))
@@ -98,6 +119,9 @@ func main() {
 		if !given["png"] {
 			_ = flag.Set("png", "docs/bench-curve.png")
 		}
+		if !given["md"] {
+			_ = flag.Set("md", "docs/bench-curve.md")
+		}
 	}
 	if *full {
 		given := map[string]bool{}
@@ -119,22 +143,17 @@ func main() {
 		}
 		return
 	}
-	if *redraw && *curve {
-		fail(2, fmt.Errorf("-redraw draws the default run's chart only; -curve's is drawn by its run"))
-	}
 	if *redraw {
-		md, err := os.ReadFile(inRoot(*mdPath))
-		if err != nil {
-			fail(2, err)
+		if *mdPath == "" {
+			fail(2, fmt.Errorf("-redraw needs -md: the page, beside which its run's data are kept"))
 		}
-		rep, err := mainTable(string(md))
+		rep, err := readData(inRoot(dataPath(*mdPath)))
 		if err != nil {
-			fail(1, fmt.Errorf("%s: %w", *mdPath, err))
-		}
-		if err := rep.chart(inRoot(*pngPath)); err != nil {
 			fail(1, err)
 		}
-		fmt.Printf("bench: drew %s from the main table of %s\n", *pngPath, *mdPath)
+		if err := writePages(rep, *mdPath, section, strings.Split(*doc, ","), *pngPath); err != nil {
+			fail(1, err)
+		}
 		return
 	}
 	ns, err := parseSizes(*sizes)
@@ -160,8 +179,10 @@ func main() {
 
 	// Find out now, not after the runs, if the results cannot be written.
 	if *mdPath != "" {
-		if err := replaceGenerated(inRoot(*mdPath), section, "", true); err != nil {
-			fail(2, err)
+		for _, g := range (report{}).regionsToWrite(*mdPath, section, strings.Split(*doc, ",")) {
+			if err := replaceGenerated(inRoot(g.page), g.section, "", true); err != nil {
+				fail(2, err)
+			}
 		}
 	}
 
@@ -265,23 +286,38 @@ func main() {
 	}
 
 	rep := report{Env: env, Main: mainQPS, Workers: *workers, Repeat: *repeat, Results: results, QPS: qpsResults, QPSN: *qpsN, Scales: scales, Omitted: omitted, Took: time.Since(begun)}
-	md := rep.markdown()
 	fmt.Println()
-	fmt.Println(md)
+	fmt.Println(rep.markdown())
 	if *mdPath != "" {
-		p := b.path(*mdPath)
-		if err := replaceGenerated(p, section, md, false); err != nil {
+		if err := writeData(inRoot(dataPath(*mdPath)), rep); err != nil {
 			fail(1, err)
 		}
-		b.logf("wrote %s", p)
+		b.logf("wrote %s", inRoot(dataPath(*mdPath)))
 	}
-	if *pngPath != "" {
-		p := b.path(*pngPath)
-		if err := rep.chart(p); err != nil {
-			fail(1, err)
+	if err := writePages(rep, *mdPath, section, strings.Split(*doc, ","), *pngPath); err != nil {
+		fail(1, err)
+	}
+}
+
+// writePages writes what rep gives into md's section (and, for the default
+// run, into the summary section of each comparison page) and draws png;
+// an empty md or png is none.
+func writePages(rep report, md, section string, compareDocs []string, png string) error {
+	if md != "" {
+		for _, g := range rep.regions(md, section, compareDocs) {
+			if err := replaceGenerated(inRoot(g.page), g.section, g.want, false); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "bench: wrote the %s section of %s\n", g.section, g.page)
 		}
-		b.logf("wrote %s", p)
 	}
+	if png != "" {
+		if err := rep.chart(inRoot(png)); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench: drew %s\n", png)
+	}
+	return nil
 }
 
 func fail(code int, err error) {

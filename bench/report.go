@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"image/color"
 	"os"
@@ -53,7 +52,7 @@ func spread(lo, hi time.Duration) string {
 	return fmt.Sprintf("%.1f–%.1f s", lo.Seconds(), hi.Seconds())
 }
 
-// mainLead starts the line above the main table, which mainTable finds.
+// mainLead starts the line above the main table.
 const mainLead = "Every controller (and the plain loop) at the same client-side rate limit, QPS/burst "
 
 var mainHeader = []string{"implementation", "stale cache", "N", "converged in", "spread", "× plain loop", "CPU per object", "peak RSS",
@@ -214,63 +213,6 @@ func replaceGenerated(path, section, md string, check bool) error {
 	b.WriteString(md)
 	b.Write(old[j:])
 	return os.WriteFile(path, b.Bytes(), 0o644)
-}
-
-// mainTable reads back what markdown wrote of the main table: each row's
-// implementation, N, median time and spread, and API requests, which are
-// what the chart draws (so that the chart can be drawn again without a new
-// run).
-func mainTable(md string) (report, error) {
-	var r report
-	i := strings.Index(md, mainLead)
-	if i < 0 {
-		return r, fmt.Errorf("no main table: no line starting %q", mainLead)
-	}
-	lines := strings.Split(md[i:], "\n")
-	if _, err := fmt.Sscanf(strings.TrimPrefix(lines[0], mainLead), "%g/%d,", &r.Main.QPS, &r.Main.Burst); err != nil {
-		return r, fmt.Errorf("the main table's rate limit, in %q: %w", lines[0], err)
-	}
-	col := map[string]int{}
-	for _, l := range lines[1:] {
-		cells := strings.Split(strings.Trim(l, "| "), " | ")
-		if len(col) == 0 {
-			if cells[0] == "implementation" {
-				for j, c := range cells {
-					col[c] = j
-				}
-				for _, want := range []string{"implementation", "N", "converged in", "spread", "API requests"} {
-					if _, ok := col[want]; !ok {
-						return r, fmt.Errorf("the main table's header %q has no column %q", l, want)
-					}
-				}
-			}
-			continue
-		}
-		if strings.HasPrefix(cells[0], "---") {
-			continue
-		}
-		if len(cells) != len(col) {
-			break
-		}
-		var x summary
-		var conv, lo, hi float64
-		x.Impl = cells[col["implementation"]]
-		_, err1 := fmt.Sscanf(cells[col["N"]], "%d", &x.N)
-		_, err2 := fmt.Sscanf(cells[col["converged in"]], "%g s", &conv)
-		a, z, _ := strings.Cut(strings.TrimSuffix(cells[col["spread"]], " s"), "–")
-		_, err3 := fmt.Sscanf(a+" "+z, "%g %g", &lo, &hi)
-		_, err4 := fmt.Sscanf(cells[col["API requests"]], "%d", &x.Requests)
-		if err := errors.Join(err1, err2, err3, err4); err != nil {
-			return r, fmt.Errorf("the main table's row %q: %w", l, err)
-		}
-		sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
-		x.Converge, x.Min, x.Max = sec(conv), sec(lo), sec(hi)
-		r.Results = append(r.Results, x)
-	}
-	if len(r.Results) == 0 {
-		return r, fmt.Errorf("the main table has no rows")
-	}
-	return r, nil
 }
 
 // chart draws two panels: the time to converge and API requests per object.

@@ -4,51 +4,78 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestMainTableReadsWhatMarkdownWrites: -redraw draws the chart from the
-// table markdown wrote, so reading it back must give the values drawn.
-func TestMainTableReadsWhatMarkdownWrites(t *testing.T) {
-	r := report{Env: "a test", Main: qpsSetting{100, 200}, Workers: 2, Repeat: 3, Took: time.Minute, Results: []summary{
-		{Impl: "client-go", Kind: "CustomPod", StaleCache: podNames, N: 10, Runs: 3, Converge: 1160 * time.Millisecond, Min: 1100 * time.Millisecond, Max: 1420 * time.Millisecond, Requests: 97},
-		{Impl: "plain loop", Kind: "CustomPod", Baseline: true, N: 10, Runs: 3, Converge: 1010 * time.Millisecond, Min: time.Second, Max: 1200 * time.Millisecond, Requests: 50},
-		{Impl: "Network (client-go)", Kind: "Network", N: 1000, Runs: 3, Converge: 33100 * time.Millisecond, Min: 31 * time.Second, Max: 40500 * time.Millisecond, Requests: 3000, PeakRSS: 50e6, PeakAnon: 20e6},
+// TestPagesAreWhatTheDataGive: a run keeps its figures as data, the pages
+// are written from them, and -check (make verify) fails when a figure in a
+// generated section was written by hand, or the data changed under it.
+func TestPagesAreWhatTheDataGive(t *testing.T) {
+	r := report{Env: "commit abc1234: a test", Main: qpsSetting{100, 200}, Workers: 2, Repeat: 3, Took: time.Minute, Results: []summary{
+		{Impl: "client-go", Kind: "CustomPod", StaleCache: podNames, N: 10, Runs: 3, Converge: 1160 * time.Millisecond, Min: 1100 * time.Millisecond, Max: 1420 * time.Millisecond,
+			Requests: 60, PeakRSS: 40 * mib, PeakAnon: 10 * mib, ObjectCPU: 50 * time.Millisecond, Startup: 150 * time.Millisecond},
+		{Impl: "kubebuilder", Kind: "CustomPod", StaleCache: podNames, N: 10, Runs: 3, Converge: 1000 * time.Millisecond, Min: 1000 * time.Millisecond, Max: 1100 * time.Millisecond,
+			Requests: 60, PeakRSS: 50 * mib, PeakAnon: 20 * mib, ObjectCPU: 100 * time.Millisecond, Startup: 300 * time.Millisecond},
+		{Impl: "plain loop", Kind: "CustomPod", Baseline: true, N: 10, Runs: 3, Converge: 1010 * time.Millisecond, Min: time.Second, Max: 1200 * time.Millisecond, Requests: 60},
 	}}
-	md := r.markdown()
-	got, err := mainTable("# Bench\n\n" + md + "\nmore text | with | bars\n")
+	dir := t.TempDir()
+	md, cmp := dir+"/bench.md", dir+"/comparison.md"
+	begin, end := markers(mainSection)
+	sb, se := markers(summarySection)
+	if err := os.WriteFile(md, []byte("# Bench\n\n"+begin+"\n"+end+"\n\nprose\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cmp, []byte("# Compared\n\n"+sb+"\n"+se+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeData(dataPath(md), r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := readData(dataPath(md))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Main != r.Main {
-		t.Errorf("rate limit: got %v, want %v", got.Main, r.Main)
+	if !reflect.DeepEqual(back, r) {
+		t.Fatalf("the data read back differ:\n got %+v\nwant %+v", back, r)
 	}
-	type drawn struct {
-		Impl               string
-		N                  int
-		Converge, Min, Max time.Duration
-		Requests           int
+	if err := writePages(back, md, mainSection, []string{cmp}, ""); err != nil {
+		t.Fatal(err)
 	}
-	var want, have []drawn
-	for _, x := range r.Results {
-		want = append(want, drawn{x.Impl, x.N, x.Converge, x.Min, x.Max, x.Requests})
+	if err := checkPages(back.regions(md, mainSection, []string{cmp})); err != nil {
+		t.Fatalf("the pages just written: %v", err)
 	}
-	for _, x := range got.Results {
-		have = append(have, drawn{x.Impl, x.N, x.Converge, x.Min, x.Max, x.Requests})
+	page, _ := os.ReadFile(md)
+	if !strings.Contains(string(page), "| client-go | pod names | 10 | 1.16 s | 1.10–1.42 s | 1.15× | 5.00 ms | 40.0 MiB |") {
+		t.Errorf("client-go's row should show its spread, its time over the plain loop's (1.16/1.01), its CPU per object and its peak:\n%s", page)
 	}
-	if !reflect.DeepEqual(have, want) {
-		t.Errorf("read back:\n got %+v\nwant %+v", have, want)
+	summary, _ := os.ReadFile(cmp)
+	for _, want := range []string{
+		"| peak RSS | 40.0 MiB | 50.0 MiB | 0.0 MiB |",
+		"client-go's controller against kubebuilder's manager: 116% of its time to converge, 50% of its CPU per object, 80% of its peak RSS (50% of its anonymous memory), 50% of its start-up.",
+	} {
+		if !strings.Contains(string(summary), want) {
+			t.Errorf("comparison's summary lacks %q:\n%s", want, summary)
+		}
 	}
-	if !strings.Contains(md, "| client-go | pod names | 10 | 1.16 s | 1.10–1.42 s | 1.15× |") {
-		t.Errorf("client-go's row should show its spread and its time over the plain loop's (1.16/1.01):\n%s", md)
+
+	// A figure written by hand into comparison's summary.
+	if err := os.WriteFile(cmp, []byte(strings.Replace(string(summary), "40.0 MiB", "36.0 MiB", 1)), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(md, "- Network (client-go), N = 1000: 19.1 MiB of 47.7 MiB\n") {
-		t.Errorf("the anonymous memory, of the peak RSS, should be listed for the largest N:\n%s", md)
+	err = checkPages(back.regions(md, mainSection, []string{cmp}))
+	if err == nil || !strings.Contains(err.Error(), "written by hand") {
+		t.Errorf("a hand-written figure in comparison's summary: got %v, want the check to fail", err)
 	}
-	if _, err := mainTable(strings.Replace(md, "Every controller", "Each controller", 1)); err == nil {
-		t.Error("a page with no main table should be an error")
+	// The data changed under the pages.
+	_ = os.WriteFile(cmp, summary, 0o644)
+	changed := back
+	changed.Results = slices.Clone(back.Results)
+	changed.Results[1].PeakRSS = 60 * mib
+	if err := checkPages(changed.regions(md, mainSection, []string{cmp})); err == nil {
+		t.Error("with the data changed under them, the pages should fail the check")
 	}
 }
 

@@ -51,9 +51,6 @@ func TestDefaultRunsEachControllerOnce(t *testing.T) {
 	if !strings.Contains(md, "- operator-sdk: its CustomPod controller is kubebuilder's.") {
 		t.Errorf("the report should name what it left out, and why:\n%s", md)
 	}
-	if _, err := mainTable(md); err != nil {
-		t.Errorf("the main table should still read back: %v", err)
-	}
 }
 
 // TestCheckRoom: a run whose pods the fake nodes cannot hold fails before

@@ -67,6 +67,7 @@ func Twins(root string) ([]Twin, error) {
 var generatedRegions = []struct{ begin, end string }{
 	{"<!-- compare:begin", "<!-- compare:end"},
 	{"<!-- bench:begin", "<!-- bench:end"},
+	{"<!-- bench-summary:begin", "<!-- bench-summary:end"},
 }
 
 func region(d *Doc, begin, end string) ([]string, bool) {
