@@ -222,6 +222,11 @@ func renderCounts(root string, rs []counts) string {
 	}
 	row("Modules linked into the binary", func(r counts) string { return strconv.Itoa(r.linked) })
 	row("Binary size", func(r counts) string { return fmt.Sprintf("%.1f MB", float64(r.binSize)/1e6) })
+	if same, err := sameCode(root); err == nil {
+		b.WriteString("\n" + same + "\n")
+	} else {
+		fmt.Fprintf(&b, "\n(comparing the scaffolds' controllers: %v)\n", err)
+	}
 	goVersion, _ := exec.Command("go", "env", "GOVERSION").Output()
 	// The commit the figures belong to; "-dirty" if the tree had changes.
 	commit, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty", "--abbrev=7").Output()
@@ -287,6 +292,10 @@ func checkCounts(root string, docs []string) error {
 			return err
 		}
 	}
+	same, err := sameCode(root)
+	if err != nil {
+		return err
+	}
 	bad := 0
 	for _, doc := range docs {
 		b, err := os.ReadFile(filepath.Join(root, doc))
@@ -294,6 +303,10 @@ func checkCounts(root string, docs []string) error {
 			return err
 		}
 		bad += checkTable(doc, strings.Split(string(b), "\n"), results)
+		if !slices.Contains(strings.Split(string(b), "\n"), same) {
+			bad++
+			fmt.Fprintf(os.Stderr, "%s: the counts should say, as cmp does:\n  %s\n", doc, same)
+		}
 	}
 	if bad > 0 {
 		return fmt.Errorf("%d of the tables' counted rows no longer match the code: run scripts/compare.sh to count and write the tables again", bad)

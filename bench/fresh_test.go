@@ -62,14 +62,14 @@ func TestFreshClusterPerRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		// None of them asks the API server to compress (docs/bench.md,
-		// step 16): for one that does, Kubernetes 1.37 gzips the watches
-		// its informers start with their lists.
+		// "What made the controllers fast"): for one that does, Kubernetes
+		// 1.37 gzips the watches its informers start with their lists.
 		if len(r.Compressed) > 0 {
 			t.Errorf("%s: the API server compressed %s; want nothing compressed (rest.Config's DisableCompression)", r.Impl, r.Compressed)
 		}
 		// With crd-demo's CRD applied as it is, its conversion webhook
 		// unreachable, the watch cache of CustomPods' v1 fails at each
-		// object (docs/bench.md, step 18).
+		// object (docs/bench.md, "What is measured, and how").
 		if len(r.FailedConversions) > 0 {
 			t.Errorf("%s: the API server's calls to a conversion webhook that failed: %s; want none (the bench's CRDs convert with strategy None)", r.Impl, r.FailedConversions)
 		}

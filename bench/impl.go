@@ -231,12 +231,12 @@ var implementations = []implementation{
 	// operator-demo's PodSet: the same pods from another controller of the
 	// same manager, which answers the stale cache with expectations.
 	leftOut(controllerRuntimeImpl("PodSet (operator-sdk)", &impls.OperatorSDK, podSets, expectations),
-		"another kind, whose controller answers the stale cache with expectations (docs/bench.md, The stale cache)"),
+		"another kind, whose controller answers the stale cache with expectations (docs/bench.md, The stale cache: four answers)"),
 	// The same controller, reading through controller-runtime's
 	// read-your-writes client instead of keeping expectations.
 	leftOut(withFlags(controllerRuntimeImpl("PodSet read-your-writes (operator-sdk)", &impls.OperatorSDK, podSets, readYourWrites),
 		"--podset-read-your-writes"),
-		"PodSet, its reads waiting for the cache to show its writes (docs/bench.md, The stale cache)"),
+		"PodSet, its reads waiting for the cache to show its writes (docs/bench.md, The stale cache: four answers)"),
 	{
 		name: "plain loop", kind: customPods, baseline: true, loopWrites: controllerWrites,
 		crds: []string{"crd-demo/crd/custompod.yaml"},

@@ -186,10 +186,11 @@ func TestTheGeneratedSectionIsFoundAndReplaced(t *testing.T) {
 	if want := "intro\n" + mb + "\nold\n" + me + "\nmiddle\n" + cb + "\nnew curve\n" + ce + "\nafter\n"; string(got) != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	// The committed docs/bench.md must keep both sections' markers, or make
-	// bench would refuse to start.
-	for _, section := range []string{mainSection, curveSection} {
-		if err := replaceGenerated("../docs/bench.md", section, "", true); err != nil {
+	// The committed pages must keep the sections' markers, or make bench
+	// would refuse to start.
+	for page, section := range map[string]string{"../docs/bench.md": mainSection, "../docs/bench-curve.md": curveSection,
+		"../docs/comparison.md": summarySection, "../docs/zh/comparison.md": summarySection} {
+		if err := replaceGenerated(page, section, "", true); err != nil {
 			t.Error(err)
 		}
 	}

@@ -139,7 +139,7 @@ func (b *bench) kubectlApply(kubeconfig string, files ...string) error {
 // controller's. A CRD whose webhook cannot be reached costs the API server
 // while nobody reads the other version: the watch cache of each served
 // version converts every stored object, fails, and lists them all from etcd
-// again (docs/bench.md, step 18).
+// again (docs/bench.md, "What is measured, and how").
 func (b *bench) withoutWebhook(file string) ([]byte, error) {
 	raw, err := os.ReadFile(filepath.Join(b.root, file))
 	if err != nil {
@@ -550,7 +550,7 @@ func (b *bench) run(ctx context.Context, im implementation, n int, q qpsSetting)
 		// is measured; and an object created while it starts reaches its
 		// queue as part of an informer's initial list, which
 		// controller-runtime's priority queue serves after every other event
-		// (docs/bench.md, step 10).
+		// (docs/bench.md, "What is measured, and how").
 		if err := b.warmUp(ctx, t, im, ns, n, proxy, p); err != nil {
 			_ = p.Stop()
 			return res, err

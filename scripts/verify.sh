@@ -75,6 +75,11 @@ echo ">> scripts and typed shell blocks: bash 3.2, BSD tools, zsh"
 echo ">> docs/comparison.md: its counts match the code"
 (cd "$ROOT/bench" && GOWORK=off go run . -counts -check) || rc=1
 
+# The bench's figures on every page (bench.md's table, comparison.md's
+# summary) must be what its data file, docs/bench.json, gives.
+echo ">> docs: the bench's figures are its data's"
+(cd "$ROOT/bench" && GOWORK=off go run . -check) || rc=1
+
 # Every code excerpt in docs/ must match the source it is pulled from.
 echo ">> docs: excerpts match their sources"
 "$ROOT/scripts/excerpts.sh" -check || rc=1

@@ -2,10 +2,13 @@ package docs
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -30,6 +33,27 @@ func countWords(lines []string) int {
 		n += len(strings.Fields(strings.TrimLeft(l, "#")))
 	}
 	return n
+}
+
+// PageWordLimits are the most prose words a reference page may hold, by its
+// path from the repository root: bench.md is read in about 20 minutes.
+var PageWordLimits = map[string]int{"docs/bench.md": 3000}
+
+// CheckWordLimits fails for each page of limits over its limit, naming its
+// count and its limit.
+func CheckWordLimits(root string, limits map[string]int) error {
+	var errs []error
+	for _, rel := range slices.Sorted(maps.Keys(limits)) {
+		d, err := ReadDoc(filepath.Join(root, rel))
+		if err != nil {
+			return err
+		}
+		if n := ProseWords(d); n > limits[rel] {
+			errs = append(errs, fmt.Errorf("%s: %d prose words, over its limit of %d (%d minutes at %d words a minute): say less, or move what is not read to a page of its own",
+				rel, n, limits[rel], limits[rel]/WordsPerMinute, WordsPerMinute))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ReaderTimes are the reader runner's timings of the chapters: the seconds

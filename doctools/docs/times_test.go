@@ -46,3 +46,23 @@ func TestUpdateTimes(t *testing.T) {
 		t.Errorf("the reading order's words: got %d, want 300 (the numbered rows only)", words)
 	}
 }
+
+// TestWordLimits: a page over its limit of prose words fails, with its count
+// and its limit; code blocks do not count.
+func TestWordLimits(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	page := "# R\n\n" + strings.Repeat("word ", 99) + "\n\n```sh\n" + strings.Repeat("code ", 500) + "\n```\n"
+	if err := os.WriteFile(filepath.Join(root, "docs/r.md"), []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckWordLimits(root, map[string]int{"docs/r.md": 100}); err != nil {
+		t.Errorf("100 prose words against a limit of 100: %v", err)
+	}
+	err := CheckWordLimits(root, map[string]int{"docs/r.md": 99})
+	if err == nil || !strings.Contains(err.Error(), "docs/r.md: 100 prose words, over its limit of 99") {
+		t.Errorf("100 prose words against a limit of 99: got %v", err)
+	}
+}

@@ -208,7 +208,7 @@ func main() {
 		// https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.25.0/pkg/metrics/filters#WithAuthenticationAndAuthorization
 		// metricsauth makes the same TokenReview and SubjectAccessReview with
 		// client-go: the scaffold's filter links k8s.io/apiserver, 17 MB of
-		// the manager's memory (docs/bench.md, "Memory").
+		// the manager's memory (docs/bench.md, "Memory, and the managers' limits").
 		metricsServerOptions.FilterProvider = metricsauth.Filter
 	}
 
@@ -264,7 +264,7 @@ func main() {
 	// event, for a client that asks, as Go's HTTP client does unless told
 	// not to; the manager then inflates each event again. Beside its API
 	// server a manager has bandwidth to spare and CPU to save
-	// (docs/bench.md, step 16).
+	// (docs/bench.md, "What made the controllers fast").
 	restConfig.DisableCompression = true
 	// Without KUBECONFIG, the config falls back to ~/.kube/config, which may
 	// be another cluster: say which one this is, first thing.

@@ -150,7 +150,7 @@ func main() {
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 1,
 		"How many objects each controller reconciles at the same time (never the same object twice).")
 	// Not part of the scaffold: make bench measures PodSet's answers to the
-	// stale cache side by side (docs/bench.md, step 3).
+	// stale cache side by side (docs/bench.md, "The stale cache: four answers").
 	flag.BoolVar(&podSetReadYourWrites, "podset-read-your-writes", false,
 		"The PodSet controller reads through controller-runtime's experimental read-your-writes client, "+
 			"instead of keeping expectations.")
@@ -226,7 +226,7 @@ func main() {
 		// https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.25.0/pkg/metrics/filters#WithAuthenticationAndAuthorization
 		// metricsauth makes the same TokenReview and SubjectAccessReview with
 		// client-go: the scaffold's filter links k8s.io/apiserver, 17 MB of
-		// the manager's memory (docs/bench.md, "Memory").
+		// the manager's memory (docs/bench.md, "Memory, and the managers' limits").
 		metricsServerOptions.FilterProvider = metricsauth.Filter
 	}
 
@@ -285,7 +285,7 @@ func main() {
 	// event, for a client that asks, as Go's HTTP client does unless told
 	// not to; the manager then inflates each event again. Beside its API
 	// server a manager has bandwidth to spare and CPU to save
-	// (docs/bench.md, step 16).
+	// (docs/bench.md, "What made the controllers fast").
 	restConfig.DisableCompression = true
 	// Without KUBECONFIG, the config falls back to ~/.kube/config, which may
 	// be another cluster: say which one this is, first thing.

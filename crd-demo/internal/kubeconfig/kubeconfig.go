@@ -54,7 +54,8 @@ func (f *Flags) Load() (*rest.Config, error) {
 	// a client that asks, as Go's HTTP client does unless told not to; the
 	// controller then inflates each event again. Beside its API server a
 	// controller has bandwidth to spare and CPU to save (docs/bench.md,
-	// step 16). client-go honours this over TLS only, as an API server speaks.
+	// "What made the controllers fast"). client-go honours this over TLS
+	// only, as an API server speaks.
 	cfg.DisableCompression = true
 	return cfg, nil
 }

@@ -20,7 +20,8 @@ import (
 // waiting for their first sync, which are queued at 0. A queue serves equal
 // priorities first in, first out, as client-go's work queue serves every key:
 // when many CustomPods are created at once, one whose pods became ready would
-// wait behind all of them before its status said so (docs/bench.md, step 15).
+// wait behind all of them before its status said so (docs/bench.md, "What
+// made the controllers fast").
 const podEventPriority = 1
 
 // podEventBatchPeriod is how long a pod's event waits before its CustomPod is

@@ -75,6 +75,9 @@ func run(root, from string, check bool) error {
 	if stale > 0 {
 		return fmt.Errorf("%d index pages with stale times", stale)
 	}
+	if err := docs.CheckWordLimits(root, docs.PageWordLimits); err != nil {
+		return err
+	}
 	if check {
 		fmt.Println("doctimes: the index pages' times are current")
 	}

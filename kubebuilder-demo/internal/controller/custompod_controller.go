@@ -139,7 +139,7 @@ func (r *CustomPodReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		// Not on a status change: each write would queue the CustomPod at
-		// once, with its pods' waiting events (docs/bench.md, step 17).
+		// once, with its pods' waiting events (docs/bench.md, "What made the controllers fast").
 		For(&zhhnzwv2.CustomPod{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// Any change to a pod a CustomPod owns (deleted, failed, ready)
 		// requeues that CustomPod: Owns(&corev1.Pod{}), with those CustomPods

@@ -25,7 +25,7 @@ limitations under the License.
 // scaffold's filter links k8s.io/apiserver's delegating authenticator and
 // authorizer, and with them CEL, gRPC and OpenTelemetry, whose package
 // initialisers run at every start: 17 MB of the manager's memory
-// (docs/bench.md, "Memory").
+// (docs/bench.md, "Memory, and the managers' limits").
 package metricsauth
 
 import (

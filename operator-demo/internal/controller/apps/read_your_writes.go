@@ -23,9 +23,9 @@ import (
 )
 
 // ReadYourWritesClient is the fourth answer to the stale cache
-// (docs/bench.md, step 3): controller-runtime's read-your-writes client,
-// experimental in v0.25. Its reads come from mgr's cache, as the manager's
-// client's do, but first wait until the cache shows every write this client
+// (docs/bench.md, "The stale cache: four answers"): controller-runtime's
+// read-your-writes client, experimental in v0.25. Its reads come from mgr's
+// cache, as the manager's client's do, but first wait until the cache shows every write this client
 // made before them: a List of pods after a create waits for the new pod's
 // event. A PodSetReconciler given it (ReadYourWrites) skips expectations.
 //

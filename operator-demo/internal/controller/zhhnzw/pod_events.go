@@ -39,7 +39,7 @@ import (
 // Owns(&corev1.Pod{}) would add both at 0, and a work queue serves equal
 // priorities first in, first out: when many CustomPods are created at once,
 // one whose pods became ready would wait behind all of them before its status
-// said so (docs/bench.md, step 15).
+// said so (docs/bench.md, "What made the controllers fast").
 const podEventPriority = 1
 
 // podEventBatchPeriod is how long a pod's event waits before its CustomPod is
