@@ -76,7 +76,7 @@ func howLinesDiffer(a, b string) string {
 		switch {
 		case la[i] == lb[i]:
 		case strings.HasPrefix(la[i], "package ") && strings.HasPrefix(lb[i], "package "):
-			kinds["their package clause"] = true
+			kinds["the package clause"] = true
 		case strings.Contains(la[i], `"example.com/k8s-demo/`) && strings.Contains(lb[i], `"example.com/k8s-demo/`):
 			kinds["an import path"] = true
 		default:
@@ -84,7 +84,7 @@ func howLinesDiffer(a, b string) string {
 		}
 	}
 	var ks []string
-	for _, k := range []string{"their package clause", "an import path", "other lines"} {
+	for _, k := range []string{"the package clause", "an import path", "other lines"} {
 		if kinds[k] {
 			ks = append(ks, k)
 		}
