@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,9 +51,9 @@ func TestFreshClusterPerRun(t *testing.T) {
 	}
 
 	// client-go's controller, then kubebuilder's manager, then
-	// operator-sdk's: each next run's cluster is made, with its CRDs, while
-	// the run before it finishes.
-	runs := implementations[:3]
+	// operator-sdk's, then the plain loop: each next run's cluster is made,
+	// with its CRDs, while the run before it finishes.
+	runs := append(implementations[:3:3], implementations[slices.IndexFunc(implementations, func(im implementation) bool { return im.name == "plain loop" })])
 	q := qpsSetting{100, 200}
 	for i, im := range runs {
 		b.nextCRDs = nil
@@ -81,6 +84,12 @@ func TestFreshClusterPerRun(t *testing.T) {
 		if got := r.Requests["create pods"]; got != 15 {
 			t.Errorf("run %d (%s): %d pods created, want 15 (%s)", i+1, r.Impl, got, r.Requests)
 		}
+		// The loop makes a controller's writes, and nothing else: its pods,
+		// the event, the status while the pods start and the final one. Its
+		// CustomPods go past the proxy, as the bench's do for a controller.
+		if want := (requestCounts{"create events": 5, "create pods": 15, "update custompods/status": 10}); im.baseline && !maps.Equal(r.Requests, want) {
+			t.Errorf("the plain loop sent %s; want a controller's writes, %s", r.Requests, want)
+		}
 		if i+1 < len(runs) && (b.next == nil || b.fresh != nil) {
 			t.Fatalf("after run %d: want its cluster deleted and the next one under way; have the run's %v, the next %v", i+1, b.fresh, b.next)
 		}
@@ -91,6 +100,17 @@ func TestFreshClusterPerRun(t *testing.T) {
 	if b.clusters != len(runs) || b.next != nil {
 		t.Errorf("after the last run: %d clusters made, want %d, and none under way (have %v)", b.clusters, len(runs), b.next)
 	}
+}
+
+// TestMain runs the test binary as the bench when it is given the plain
+// loop's arguments: b.run starts the loop as its own executable with
+// -baseline, which, under go test, is this binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "-baseline" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }
 
 type testWriter struct{ t *testing.T }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,26 @@ apiserver_request_total{code="200",resource="custompods",verb="LIST"} 3
 	}
 	if _, err := conversionFailures(strings.NewReader("apiserver_request_total{code=\"200\" 3\n")); err == nil {
 		t.Error("conversionFailures read metrics it cannot parse without an error")
+	}
+}
+
+// TestLoopEventIsNamedAsARecorderNamesIt: the plain loop's event is the one
+// a controller records once it has made a CustomPod's pods, named as
+// client-go's recorders name an event: the object's name, a dot, and the
+// time in nanoseconds, in hexadecimal.
+func TestLoopEventIsNamedAsARecorderNamesIt(t *testing.T) {
+	cp := customPods.object(7)
+	cp.SetNamespace("ns")
+	cp.SetUID("uid-7")
+	before := time.Now()
+	ev := eventFor(cp, []any{"cp-00007-0", "cp-00007-1", "cp-00007-2"})
+	name, hex, ok := strings.Cut(ev.Name, ".")
+	nanos, err := strconv.ParseInt(hex, 16, 64)
+	if !ok || name != "cp-00007" || err != nil || nanos < before.UnixNano() || nanos > time.Now().UnixNano() {
+		t.Errorf("event name %q: want cp-00007.<the time in hexadecimal nanoseconds>", ev.Name)
+	}
+	if ev.Reason != "SuccessfulCreate" || ev.Note != "Created 3 pods: cp-00007-0, cp-00007-1, cp-00007-2" ||
+		ev.Regarding.Kind != "CustomPod" || ev.Regarding.UID != "uid-7" || ev.Namespace != "ns" {
+		t.Errorf("event %+v: want SuccessfulCreate, \"Created 3 pods: …\", regarding CustomPod cp-00007 (uid-7) in ns", ev)
 	}
 }

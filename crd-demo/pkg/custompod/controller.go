@@ -67,8 +67,7 @@ func NewController(ctx context.Context,
 
 	logger.Info("Setting up event handlers")
 	// A CustomPod created, or its spec changed (not its status: docs/bench.md,
-	// "What made the controllers fast"): sync it. A deleted one: the garbage
-	// collector deletes its pods.
+	// "What made the controllers fast"): sync it. Deleted: the GC takes its pods.
 	_, err := customPodInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			logger.V(4).Info("Event handler received Add", "customPod", klog.KObj(obj.(*zhhnzwv2.CustomPod)))

@@ -39,8 +39,7 @@ import (
 // cache, which lags behind its own writes. Where CustomPod's controller names
 // its pods, this one keeps expectations, as ReplicaSet's controller does
 // (expectations.go), or reads through a read-your-writes client
-// (read_your_writes.go). make bench measures each (docs/bench.md, "The stale
-// cache: four answers").
+// (read_your_writes.go), as docs/bench.md's "The stale cache" measures.
 type PodSetReconciler struct {
 	client.Client
 	Scheme *runtime.Scheme
