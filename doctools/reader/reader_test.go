@@ -426,10 +426,10 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatalf("%s: %v", where, err)
 			}
-			if err := os.WriteFile(path, []byte(strings.Join(s.Content, "\n")+"\n"), 0o644); err != nil {
+			if err := s.Edit.Apply(path, s.Content); err != nil {
 				t.Fatalf("%s: %v", where, err)
 			}
-			t.Logf("%s: saved %d lines as %s", where, len(s.Content), path)
+			t.Logf("%s: %d lines into %s", where, len(s.Content), path)
 			return
 		}
 		if s.Close != nil {
@@ -500,6 +500,9 @@ func followChapter(t *testing.T, terms *Terminals, chapter string) {
 		if s.Shown != nil {
 			if missing := s.Shown.Missing(res.Output, s.Commands...); missing != "" {
 				t.Fatalf("%s: the text shows, at %s:%d, output the terminal did not print:\n  %s\n--- the terminal printed:\n%s", where, rel, s.Shown.Line, missing, res.Output)
+			}
+			if extra := s.Shown.Extra(res.Output, s.Commands...); s.Check.Complete && extra != "" {
+				t.Fatalf("%s: the text shows, at %s:%d, the whole output (check complete), and leaves out a line the terminal printed:\n  %s\n--- the terminal printed:\n%s", where, rel, s.Shown.Line, extra, res.Output)
 			}
 		}
 	}

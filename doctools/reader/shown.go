@@ -117,7 +117,25 @@ func linePattern(l string) string {
 // echo ("kubectl apply -f x.yamlnetwork.example/x created"): a printed line
 // is also read without a typed line it starts with.
 func (s *Shown) Missing(out string, typed ...string) string {
+	missing, _ := s.match(out, typed)
+	return missing
+}
+
+// Extra returns the first printed line that no shown line stands for, or ""
+// when there is none: for a block whose output the text shows whole
+// (<!-- check complete -->). A typed line echoed on a line of its own is
+// not output.
+func (s *Shown) Extra(out string, typed ...string) string {
+	_, extra := s.match(out, typed)
+	return extra
+}
+
+// match pairs the printed lines with the shown ones. It returns the first
+// shown line with no printed line, and the first printed line, neither
+// blank nor an echo, with no shown line.
+func (s *Shown) match(out string, typed []string) (missing, extra string) {
 	printed := strings.Split(out, "\n")
+	echo := make([]bool, len(printed))
 	for i, l := range printed {
 		for stripped := true; stripped; {
 			stripped = false
@@ -128,6 +146,11 @@ func (s *Shown) Missing(out string, typed ...string) string {
 			}
 		}
 		printed[i] = l
+		for _, t := range typed {
+			if t = strings.TrimSpace(t); t != "" && strings.TrimSpace(l) == t {
+				echo[i] = true
+			}
+		}
 	}
 	// Which shown line each printed line stands for, -1 for none. A line
 	// that could stand for several gets the one that leaves the others
@@ -151,9 +174,14 @@ func (s *Shown) Missing(out string, typed ...string) string {
 		return false
 	}
 	for i := range s.lines {
-		if !assign(i, make([]bool, len(printed))) {
-			return s.text[i]
+		if !assign(i, make([]bool, len(printed))) && missing == "" {
+			missing = s.text[i]
 		}
 	}
-	return ""
+	for p, l := range printed {
+		if owner[p] < 0 && !echo[p] && strings.TrimSpace(l) != "" {
+			return missing, l
+		}
+	}
+	return missing, ""
 }

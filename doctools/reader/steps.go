@@ -18,7 +18,12 @@
 //   - A block of another language (go, yaml, ...) whose lead-in says "save
 //     it as `PATH`" is a file the reader writes, as an editor would save it:
 //     its text goes into PATH, relative to the directory the lead-in's
-//     terminal is in (the first, or the one it names).
+//     terminal is in (the first, or the one it names). A lead-in may instead
+//     change a file saved before (Edit): "replace `NAME` in `PATH`" puts the
+//     block in place of the function or method NAME, its doc comment with
+//     it; "replace the imports of `PATH`" in place of its imports; "add it
+//     to the end of `PATH`" after its last line. A Go file is then gofmt'd,
+//     as an editor does on save.
 //
 // A block with no language right after a typed block, with no text between
 // them, is what that block prints: the runner checks it (Shown).
@@ -31,6 +36,8 @@
 //	<!-- check wait="REGEXP" -->    the block keeps running (a server): go on
 //	                                once its output matches (timeout: how long
 //	                                to wait, default 11m)
+//	<!-- check complete -->         the output shown is the whole output: a
+//	                                printed line it does not show fails
 //	<!-- check reset -->            the block starts an exercise again after
 //	                                a reader gave up on it: not typed in
 //	                                order, but after stopping each
@@ -67,17 +74,21 @@ type Step struct {
 	// directory), and Content its text, a line each; "" for other steps.
 	File    string
 	Content []string
-	Check   Check
+	// Edit is how the listing changes File: saved whole, or one part of it.
+	Edit  Edit
+	Check Check
 	// Shown is the output the text shows for the block, if it shows any.
 	Shown *Shown
 }
 
 // Check is what a check comment asks of a block.
 type Check struct {
-	Expect  *regexp.Regexp
-	Wait    *regexp.Regexp
-	Fails   bool
-	Timeout time.Duration
+	Expect *regexp.Regexp
+	Wait   *regexp.Regexp
+	Fails  bool
+	// Complete: the output shown is all the block prints.
+	Complete bool
+	Timeout  time.Duration
 	// Reset: the block starts an interrupted exercise again.
 	Reset bool
 }
@@ -94,6 +105,9 @@ var (
 	terminalRe  = regexp.MustCompile(`(?i)(?:^|[.:;!?]\s+)(?:back\s+)?in\s+(?:a|the)\s+(first|second|third|fourth)\s+terminal\b`)
 	skipRe      = regexp.MustCompile(`(?i)\b(optional|not run here)\b`)
 	saveRe      = regexp.MustCompile("(?i)\\bsave (?:it|this) as `([^`\\s]+)`")
+	funcRe      = regexp.MustCompile("(?i)\\breplace (?:the (?:function|method) )?`([A-Za-z_][A-Za-z0-9_]*)` in `([^`\\s]+)`")
+	importsRe   = regexp.MustCompile("(?i)\\breplace the imports (?:of|in) `([^`\\s]+)`")
+	appendRe    = regexp.MustCompile("(?i)\\b(?:add|append) (?:it|this) (?:to the end of|at the end of|to) `([^`\\s]+)`")
 	ctrlCRe     = regexp.MustCompile(`\bCtrl-C\b`)
 	closeRe     = regexp.MustCompile(`(?i)\bclose the ((?:first|second|third|fourth)(?:(?:,\s*|\s+and\s+)(?:first|second|third|fourth))*) terminals?\b`)
 	headingRe   = regexp.MustCompile(`^#{1,6}\s`)
@@ -183,12 +197,12 @@ func ReaderSteps(d *docs.Doc) ([]Step, []Skipped, error) {
 			}
 			typed = -1
 			if b.Lang() != "sh" && b.Lang() != "bash" && b.Lang() != "" {
-				if m := saveRe.FindStringSubmatch(leadIn); m != nil {
+				if file, edit, ok := listingEdit(leadIn); ok {
 					if skip := skipRe.FindString(leadIn); skip != "" {
 						skipped = append(skipped, Skipped{Line: b.Fence + 1, Reason: skip})
 						continue
 					}
-					s := Step{Line: b.Fence + 1, Terminal: 1, File: m[1], Content: b.Content, Section: section}
+					s := Step{Line: b.Fence + 1, Terminal: 1, File: file, Edit: edit, Content: b.Content, Section: section}
 					if t := terminalRe.FindStringSubmatch(leadIn); t != nil {
 						s.Terminal = ordinal(t[1])
 					}
@@ -243,6 +257,24 @@ func ReaderSteps(d *docs.Doc) ([]Step, []Skipped, error) {
 	return steps, skipped, nil
 }
 
+// listingEdit reads what a listing's lead-in asks: the file it goes into,
+// and how.
+func listingEdit(leadIn string) (file string, e Edit, ok bool) {
+	if m := funcRe.FindStringSubmatch(leadIn); m != nil {
+		return m[2], Edit{Kind: EditFunc, Func: m[1]}, true
+	}
+	if m := importsRe.FindStringSubmatch(leadIn); m != nil {
+		return m[1], Edit{Kind: EditImports}, true
+	}
+	if m := appendRe.FindStringSubmatch(leadIn); m != nil {
+		return m[1], Edit{Kind: EditAppend}, true
+	}
+	if m := saveRe.FindStringSubmatch(leadIn); m != nil {
+		return m[1], Edit{Kind: EditSave}, true
+	}
+	return "", Edit{}, false
+}
+
 // parseCheck reads a check comment ("check expect=... fails timeout=...").
 // Any other comment before a block is not a check; the old runnable
 // directives, which set a directory or started a process, are refused.
@@ -270,10 +302,12 @@ func parseCheck(directive string) (Check, error) {
 			c.Timeout, err = time.ParseDuration(v)
 		case k == "fails" && !hasValue:
 			c.Fails = true
+		case k == "complete" && !hasValue:
+			c.Complete = true
 		case k == "reset" && !hasValue:
 			c.Reset = true
 		default:
-			err = fmt.Errorf("unknown check %q (expect=, wait=, timeout=, fails, reset)", w)
+			err = fmt.Errorf("unknown check %q (expect=, wait=, timeout=, fails, complete, reset)", w)
 		}
 		if err != nil {
 			return c, err
@@ -341,7 +375,16 @@ func exerciseSections(steps []Step, order []int) map[string]exercise {
 // and its terminal.
 func (s Step) Where(path string, n int) string {
 	if s.File != "" {
-		return fmt.Sprintf("%s:%d, step %d (%s, saved from the %s terminal)", path, s.Line, n, s.File, ordinals[s.Terminal-1])
+		what := "saved"
+		switch s.Edit.Kind {
+		case EditFunc:
+			what = s.Edit.Func + " replaced"
+		case EditImports:
+			what = "imports replaced"
+		case EditAppend:
+			what = "added to"
+		}
+		return fmt.Sprintf("%s:%d, step %d (%s, %s from the %s terminal)", path, s.Line, n, s.File, what, ordinals[s.Terminal-1])
 	}
 	if s.Close != nil {
 		return fmt.Sprintf("%s:%d, step %d (closing terminals)", path, s.Line, n)

@@ -260,3 +260,25 @@ func TestExercises(t *testing.T) {
 		t.Errorf("exercises:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestShownComplete: a block whose output the text shows whole (check
+// complete) fails on a printed line the text leaves out; an echo of a typed
+// line is not output.
+func TestShownComplete(t *testing.T) {
+	s, err := NewShown(10, []string{"Only in b: x.go", "Files a/y.go and b/y.go differ"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed := []string{"diff -rq a b"}
+	whole := "diff -rq a b\nOnly in b: x.go\nFiles a/y.go and b/y.go differ\n\n"
+	if e := s.Extra(whole, typed...); e != "" {
+		t.Errorf("every printed line shown: Extra = %q", e)
+	}
+	if e := s.Extra("Only in b: x.go\nOnly in b: z.go\nFiles a/y.go and b/y.go differ\n", typed...); e != "Only in b: z.go" {
+		t.Errorf("a line printed and not shown: Extra = %q, want it", e)
+	}
+	c, err := parseCheck("check fails complete")
+	if err != nil || !c.Complete || !c.Fails {
+		t.Errorf("parseCheck(fails complete) = %+v, %v", c, err)
+	}
+}
