@@ -617,9 +617,6 @@ func (b *bench) preflight(ctx context.Context, impls []implementation, ns []int)
 	return nil
 }
 
-// path resolves p against the repository root unless it is absolute.
-func (b *bench) path(p string) string { return inRoot(p) }
-
 // inRoot resolves p against the repository root unless it is absolute.
 func inRoot(p string) string {
 	if filepath.IsAbs(p) {
