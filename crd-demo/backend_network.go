@@ -36,7 +36,7 @@ func (c *Controller) syncBackend(ctx context.Context, network *samplecrdv1.Netwo
 			return "", fmt.Errorf("creating backend network: %w", err)
 		}
 		logger.Info("Created backend network", "id", created.ID, "cidr", created.CIDR, "gateway", created.GatewayIP)
-		c.recorder.Eventf(network, corev1.EventTypeNormal, ReasonCreated, "Created backend network %s", created.ID)
+		c.recorder.Eventf(network, nil, corev1.EventTypeNormal, ReasonCreated, "Create", "Created backend network %s", created.ID)
 		return created.ID, nil
 	case err != nil:
 		return "", err
@@ -47,7 +47,7 @@ func (c *Controller) syncBackend(ctx context.Context, network *samplecrdv1.Netwo
 			return "", fmt.Errorf("updating backend network %s: %w", actual.ID, err)
 		}
 		logger.Info("Updated backend network", "id", actual.ID, "cidr", updated.CIDR, "gateway", updated.GatewayIP)
-		c.recorder.Eventf(network, corev1.EventTypeNormal, ReasonUpdated,
+		c.recorder.Eventf(network, nil, corev1.EventTypeNormal, ReasonUpdated, "Update",
 			"Updated backend network %s: cidr %s → %s, gateway %s → %s",
 			actual.ID, actual.CIDR, updated.CIDR, actual.GatewayIP, updated.GatewayIP)
 	default:
@@ -129,7 +129,7 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network,
 		logger.V(4).Info("Backend network already gone")
 	case errors.As(err, &conflict):
 		logger.Info("Not deleting a backend network that is not this Network's", "id", actual.ID, "owner", actual.Description)
-		c.recorder.Event(network, corev1.EventTypeWarning, ReasonBackendNetworkConflict, err.Error())
+		c.recorder.Eventf(network, nil, corev1.EventTypeWarning, ReasonBackendNetworkConflict, "Delete", "%s", err)
 	case err != nil:
 		return c.backendFailed(ctx, network, err)
 	default:
@@ -137,7 +137,7 @@ func (c *Controller) finalize(ctx context.Context, network *samplecrdv1.Network,
 			return c.backendFailed(ctx, network, fmt.Errorf("deleting backend network %s: %w", actual.ID, err))
 		}
 		logger.Info("Deleted backend network", "id", actual.ID)
-		c.recorder.Eventf(network, corev1.EventTypeNormal, ReasonDeleted, "Deleted backend network %s", actual.ID)
+		c.recorder.Eventf(network, nil, corev1.EventTypeNormal, ReasonDeleted, "Delete", "Deleted backend network %s", actual.ID)
 	}
 
 	networkCopy := network.DeepCopy()

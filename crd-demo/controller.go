@@ -11,7 +11,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -40,7 +40,7 @@ type Controller struct {
 	// arrive for it, no two workers ever hold the same key, and a key that
 	// failed comes back after a growing delay (workers.go).
 	workqueue workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	recorder  record.EventRecorder // events.go
+	recorder  events.EventRecorder // events.go
 	clock     clock.PassiveClock   // stamps the conditions; tests replace it
 	// recheckInterval: how long after a sync to look at the backend again (0: never).
 	recheckInterval time.Duration

@@ -18,7 +18,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -48,7 +48,7 @@ type fixture struct {
 	kubeclient *k8sfake.Clientset
 	store      *backend.Store
 	backend    *recordingBackend
-	recorder   *record.FakeRecorder
+	recorder   *events.FakeRecorder
 
 	// Objects to put in the informer's cache, and in the fake clientset.
 	networks []*samplecrdv1.Network
@@ -104,7 +104,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	f.client = fake.NewClientset(objects...)
 	f.kubeclient = k8sfake.NewClientset()
-	f.recorder = record.NewFakeRecorder(10)
+	f.recorder = events.NewFakeRecorder(10)
 
 	i := informers.NewSharedInformerFactory(f.client, 0)
 	c := NewController(ctx, f.kubeclient, f.client, i.Samplecrd().V1().Networks(), f.backend, time.Hour)

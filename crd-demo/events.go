@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 
 	samplecrdscheme "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/scheme"
 )
@@ -26,10 +25,17 @@ func init() {
 }
 
 // newRecorder returns the recorder of the controller's Events on Networks,
-// which `kubectl describe network` shows. They are also logged.
-func newRecorder(ctx context.Context, kubeclientset kubernetes.Interface) record.EventRecorder {
-	eventBroadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	eventBroadcaster.StartStructuredLogging(0)
-	eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeclientset.CoreV1().Events("")})
-	return eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
+// which `kubectl describe network` shows. They are also logged. It writes
+// the events.k8s.io/v1 API, which replaced core/v1's events for
+// controllers (client-go's tools/events, as controller-runtime's recorder
+// and kube-scheduler use): an event says what the controller did (its
+// action) beside why (its reason), and repeats of one are counted in a
+// series instead of written again.
+func newRecorder(ctx context.Context, kubeclientset kubernetes.Interface) events.EventRecorder {
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: kubeclientset.EventsV1()})
+	broadcaster.StartStructuredLogging(0)
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Events will not be recorded")
+	}
+	return broadcaster.NewRecorder(scheme.Scheme, controllerAgentName)
 }

@@ -42,7 +42,7 @@ func (c *Controller) backendFailed(ctx context.Context, network *samplecrdv1.Net
 		// The recorded ID, if any, names no network of this Network's.
 		reason, networkID = ReasonBackendNetworkConflict, ""
 	}
-	c.recorder.Event(network, corev1.EventTypeWarning, reason, err.Error())
+	c.recorder.Eventf(network, nil, corev1.EventTypeWarning, reason, "Sync", "%s", err)
 	if statusErr := c.updateStatus(ctx, network, networkID, metav1.ConditionFalse, reason, err.Error()); statusErr != nil {
 		klog.FromContext(ctx).Error(statusErr, "Could not report the backend error in the status")
 	}

@@ -14,7 +14,7 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
@@ -37,7 +37,7 @@ type Controller struct {
 	workqueue priorityqueue.PriorityQueue[cache.ObjectName] // see newWorkqueue
 	// batchPeriod is podEventBatchPeriod; tests shorten it.
 	batchPeriod time.Duration
-	recorder    record.EventRecorder
+	recorder    events.EventRecorder
 	clock       clock.PassiveClock
 }
 

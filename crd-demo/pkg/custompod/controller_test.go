@@ -19,7 +19,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -46,7 +46,7 @@ type fixture struct {
 
 	client     *fake.Clientset
 	kubeclient *k8sfake.Clientset
-	recorder   *record.FakeRecorder
+	recorder   *events.FakeRecorder
 
 	customPods []*zhhnzwv2.CustomPod
 	pods       []*corev1.Pod
@@ -81,7 +81,7 @@ func (f *fixture) newController(ctx context.Context) (*Controller, kubeinformers
 		}
 		return false, nil, nil
 	})
-	f.recorder = record.NewFakeRecorder(20)
+	f.recorder = events.NewFakeRecorder(20)
 
 	i := informers.NewSharedInformerFactory(f.client, 0)
 	k8sI := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)

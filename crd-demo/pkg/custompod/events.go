@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 
 	customscheme "example.com/k8s-demo/crd-demo/pkg/client/clientset/versioned/scheme"
 )
@@ -33,12 +32,16 @@ func init() {
 // newRecorder returns the recorder of the controller's events. They go
 // through a clientset of their own, as kube-scheduler's do: a clientset has
 // one rate limit (--kube-api-qps) for all its requests, and an event for
-// every pod would spend the budget of the writes that make the pods.
-func newRecorder(ctx context.Context, eventclientset kubernetes.Interface) record.EventRecorder {
-	eventBroadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	eventBroadcaster.StartStructuredLogging(0)
-	eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventclientset.CoreV1().Events("")})
-	return eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
+// every pod would spend the budget of the writes that make the pods. They
+// are events.k8s.io/v1 events, as the scaffolds' are (client-go's
+// tools/events).
+func newRecorder(ctx context.Context, eventclientset kubernetes.Interface) events.EventRecorder {
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: eventclientset.EventsV1()})
+	broadcaster.StartStructuredLogging(0)
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Events will not be recorded")
+	}
+	return broadcaster.NewRecorder(scheme.Scheme, controllerAgentName)
 }
 
 // podsNote is an event's note for what a sync did to its pods: "Created pod:

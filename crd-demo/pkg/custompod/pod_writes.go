@@ -49,7 +49,7 @@ func (c *Controller) createPods(ctx context.Context, cp *zhhnzwv2.CustomPod, act
 		names = names[n:]
 	}
 	if len(made) > 0 {
-		c.recorder.Event(cp, corev1.EventTypeNormal, ReasonSuccessfulCreate, podsNote("Created", made))
+		c.recorder.Eventf(cp, nil, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "%s", podsNote("Created", made))
 	}
 	return active, err
 }
@@ -69,7 +69,7 @@ func (c *Controller) createPod(ctx context.Context, cp *zhhnzwv2.CustomPod, name
 		}
 		if !metav1.IsControlledBy(pod, cp) {
 			err := fmt.Errorf("creating pod %s: the name is taken by a pod this CustomPod does not control", name)
-			c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
+			c.recorder.Eventf(cp, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
 			return nil, false, err
 		}
 		logger.V(2).Info("Pod already exists: the cache is behind", "pod", klog.KObj(pod))
@@ -79,7 +79,7 @@ func (c *Controller) createPod(ctx context.Context, cp *zhhnzwv2.CustomPod, name
 		return pod, false, nil
 	}
 	if err != nil {
-		c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating pod: %v", err)
+		c.recorder.Eventf(cp, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "Error creating pod: %v", err)
 		return nil, false, fmt.Errorf("creating pod: %w", err)
 	}
 	logger.Info("Created pod", "pod", klog.KObj(pod))
@@ -101,7 +101,7 @@ func (c *Controller) deletePods(ctx context.Context, cp *zhhnzwv2.CustomPod, pod
 			// and not named in the event.
 			logger.V(2).Info("Pod already gone", "pod", klog.KObj(pod))
 		} else if err != nil {
-			c.recorder.Eventf(cp, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting pod %s: %v", pod.Name, err)
+			c.recorder.Eventf(cp, nil, corev1.EventTypeWarning, ReasonFailedDelete, "Delete", "Error deleting pod %s: %v", pod.Name, err)
 			failed = fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 			break
 		} else {
@@ -110,7 +110,7 @@ func (c *Controller) deletePods(ctx context.Context, cp *zhhnzwv2.CustomPod, pod
 		}
 	}
 	if len(deleted) > 0 {
-		c.recorder.Event(cp, corev1.EventTypeNormal, ReasonSuccessfulDelete, podsNote("Deleted", deleted))
+		c.recorder.Eventf(cp, nil, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "%s", podsNote("Deleted", deleted))
 	}
 	return failed
 }
