@@ -41,7 +41,9 @@ func TestRejectedRenderings(t *testing.T) {
 		"```sh",
 		"echo 应用配置", // 6: a code block
 		"```",
-		"Webhook 宕机时，不校验证书的客户端照样连接。", // 8: 宕机; 校验证书 is an exception for 验证
+		"Webhook 宕机时，不校验证书的客户端照样连接。",     // 8: 宕机; 校验证书 is an exception for 验证
+		"状态按服务器端应用写入；把副本数设为 3，每个副本都有名字。", // 9: right: 副本 about replicas
+		"状态按服务端应用写入；复制一份配置，改它的副本。",       // 10: 服务端应用, and 副本 for a copy
 	}, "\n"))
 
 	problems, err := CheckRejected(tmp)
@@ -52,6 +54,8 @@ func TestRejectedRenderings(t *testing.T) {
 		`docs/zh/webhooks.md:3: "模式" for "schema (a CRD's OpenAPI schema)"`,
 		`docs/zh/webhooks.md:3: "应用配置" for "apply configuration`,
 		`docs/zh/webhooks.md:8: "宕机" for "down`,
+		`docs/zh/webhooks.md:10: "副本" for "copy`,
+		`docs/zh/webhooks.md:10: "服务端应用" for "server-side apply"`,
 	}
 	if len(problems) != len(want) {
 		t.Fatalf("got %d problems, want %d:\n%s", len(problems), len(want), strings.Join(problems, "\n"))
