@@ -92,12 +92,12 @@ func TestReader(t *testing.T) {
 			if alone {
 				for _, ch := range chapters {
 					t.Run(strings.TrimSuffix(ch, ".md"), func(t *testing.T) {
-						followChapter(t, newReader(t, shell, newClone(t, root, name), network), ch)
+						followChapter(t, newReader(t, shell, newClone(t, root, name), network, name == "workshop"), ch)
 					})
 				}
 				return
 			}
-			terms := newReader(t, shell, newClone(t, root, name), network)
+			terms := newReader(t, shell, newClone(t, root, name), network, name == "workshop")
 			for _, ch := range chapters {
 				if !t.Run(strings.TrimSuffix(ch, ".md"), func(t *testing.T) { followChapter(t, terms, ch) }) {
 					t.Fatalf("stopped after %s: the chapters after it start where it ends", ch)
@@ -193,8 +193,10 @@ func offlineGoproxy(t *testing.T) string {
 }
 
 // newReader opens a reader's terminals on clone, with an empty HOME of
-// their own.
-func newReader(t *testing.T, shell, clone string, network []string) *Terminals {
+// their own. With mirror, the module proxy the reader is given is not in
+// GOPROXY but in MIRROR, as a workshop's participant is handed one to set
+// with go env -w (docs/workshop.md, before the day).
+func newReader(t *testing.T, shell, clone string, network []string, mirror bool) *Terminals {
 	scratch, err := os.MkdirTemp("", "reader-")
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +210,13 @@ func newReader(t *testing.T, shell, clone string, network []string) *Terminals {
 	if network != nil {
 		env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GOPROXY=") }), offlineGoproxy(t))
 		copySumdb(t, home)
+	}
+	if mirror {
+		for i, kv := range env {
+			if proxy, ok := strings.CutPrefix(kv, "GOPROXY="); ok {
+				env[i] = "MIRROR=" + proxy
+			}
+		}
 	}
 	terms, err := NewTerminals(shell, clone, scratch, env, network)
 	if err != nil {
