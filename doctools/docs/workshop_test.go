@@ -59,3 +59,42 @@ func TestWorkshopAgenda(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkshopZhAgenda: the Chinese agenda's minutes come from the Chinese
+// sections' own reading time, at CharsPerMinute: a slot that presents more
+// Chinese than its minutes allow fails, and so does one that does not
+// follow the slot before it.
+func TestWorkshopZhAgenda(t *testing.T) {
+	tmp := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(tmp, "docs", "zh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Its heading's 2 Han characters, 600 more and 100 Latin words: 702
+	// units, 3 minutes' reading.
+	chapter := "# 章\n\n## 一节\n\n" + strings.Repeat("控制器", 200) + strings.Repeat(" kubectl", 100) + "\n"
+	if err := os.WriteFile(filepath.Join(tmp, "docs", "zh", "c.md"), []byte(chapter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(minutes, second, rest string) []string {
+		md := "# 工作坊\n\n## 日程（1 小时）\n\n| 开始 | 分钟 | 环节 | 讲解内容 | 检查点 |\n|---|---|---|---|---|\n" +
+			"| 0:00 | " + minutes + " | 讲解 | [一节](c.md#一节) | |\n" +
+			"| " + second + " | " + rest + " | 其余 | | |\n"
+		if err := os.WriteFile(filepath.Join(tmp, "docs", "zh", "workshop.md"), []byte(md), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		problems, err := CheckWorkshopZh(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return problems
+	}
+	if p := check("6", "0:06", "54"); len(p) != 0 {
+		t.Errorf("6 minutes for 3 minutes' reading, 60 in all: %q", p)
+	}
+	if p := check("5", "0:05", "55"); len(p) != 1 || !strings.Contains(p[0], `"讲解" has 5 minutes for Chinese sections of 702 characters (3 minutes' reading at 250 a minute): it needs at least 6`) {
+		t.Errorf("5 minutes for 3 minutes' reading: %q", p)
+	}
+	if p := check("6", "0:07", "53"); len(p) != 1 || !strings.Contains(p[0], "starts at 0:07; the slots before it end at 0:06") {
+		t.Errorf("a gap between slots: %q", p)
+	}
+}

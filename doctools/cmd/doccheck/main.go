@@ -42,6 +42,7 @@ func main() {
 		func() ([]string, error) { return asStrings(docs.CheckLinks(*root, files)) },
 		func() ([]string, error) { return asStrings(docs.CheckTwins(*root)) },
 		func() ([]string, error) { return docs.CheckWorkshop(*root) },
+		func() ([]string, error) { return docs.CheckWorkshopZh(*root) },
 		func() ([]string, error) { return docs.CheckRejected(*root) },
 		func() ([]string, error) { return docs.CheckEnglishLinks(*root) },
 	}
