@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,9 @@ import (
 )
 
 // The site's two languages: where each one's pages are, and its index.
+// hanRe finds a Han character: Chinese text.
+var hanRe = regexp.MustCompile(`\p{Han}`)
+
 var languages = []struct{ prefix, index string }{
 	{"/", "docs/README.md"},
 	{"/zh/", "docs/zh/README.md"},
@@ -219,8 +223,14 @@ func TestSite(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want []string
+		// chinese: the pages under /zh/ that have a Chinese version (the
+		// others, such as harness.md, are shown in English there).
+		chinese := map[string]bool{}
 		for _, p := range order {
 			want = append(want, pagePath(lang.prefix, p.Name))
+			if _, err := os.Stat(filepath.Join(root, "docs", "zh", p.Name+".md")); err == nil && lang.prefix == "/zh/" {
+				chinese[pagePath(lang.prefix, p.Name)] = true
+			}
 		}
 
 		// Every page loads, with no console error and no request that
@@ -259,6 +269,7 @@ func TestSite(t *testing.T) {
 		// Every diagram is an SVG the browser drew, with a size.
 		t.Run("diagrams "+lang.prefix, func(t *testing.T) {
 			n := 0
+			var zhDiagrams []struct{ page, src string }
 			for _, p := range want {
 				var imgs []struct {
 					Src           string
@@ -286,6 +297,9 @@ func TestSite(t *testing.T) {
 					if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "image/svg+xml") || !strings.Contains(string(buf[:k]), "<svg") {
 						t.Errorf("%s: %s is served as %q and starts %q; want an SVG", p, img.Src, ct, string(buf[:min(k, 60)]))
 					}
+					if chinese[p] {
+						zhDiagrams = append(zhDiagrams, struct{ page, src string }{p, img.Src})
+					}
 				}
 				b.take()
 			}
@@ -293,6 +307,19 @@ func TestSite(t *testing.T) {
 				t.Errorf("no diagram on any page under %s", lang.prefix)
 			}
 			t.Logf("%d diagrams under %s", n, lang.prefix)
+			// A Chinese page shows its Chinese diagram: opened in the
+			// browser, the drawing's text is Chinese.
+			for _, d := range zhDiagrams {
+				var text string
+				b.run(t, "opening "+d.src, chromedp.Navigate(d.src),
+					chromedp.Evaluate(`document.documentElement.textContent`, &text))
+				if !strings.HasSuffix(d.src, ".zh.svg") || !hanRe.MatchString(text) {
+					t.Errorf("%s: the diagram %s is not a Chinese one: its text in the browser starts %q", d.page, d.src, text[:min(len(text), 80)])
+				}
+			}
+			if lang.prefix == "/zh/" && len(zhDiagrams) == 0 {
+				t.Error("no Chinese diagram read on any page under /zh/")
+			}
 		})
 	}
 

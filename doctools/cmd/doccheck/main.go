@@ -45,6 +45,7 @@ func main() {
 		func() ([]string, error) { return docs.CheckWorkshopZh(*root) },
 		func() ([]string, error) { return docs.CheckRejected(*root) },
 		func() ([]string, error) { return docs.CheckEnglishLinks(*root) },
+		func() ([]string, error) { return docs.CheckChineseDiagrams(*root) },
 	}
 	failed := false
 	for _, check := range checks {
@@ -61,7 +62,7 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
-	fmt.Printf("doccheck: %d pages: every link and anchor resolves; every Chinese page keeps its English page's code blocks and uses no rendering the glossary rejects and says which links lead to English; the workshop's agenda adds up\n", len(files))
+	fmt.Printf("doccheck: %d pages: every link and anchor resolves; every Chinese page keeps its English page's code blocks and uses no rendering the glossary rejects and says which links lead to English and embeds only Chinese diagrams; the workshop's agendas add up\n", len(files))
 }
 
 // asStrings turns a check's problems, of whatever type, into their messages.
