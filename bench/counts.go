@@ -121,12 +121,12 @@ func writeCounts(root string, docs []string, stdout bool) error {
 			}
 		}
 	}
-	table := renderCounts(root, results)
 	if stdout {
-		fmt.Print(table)
+		fmt.Print(renderCounts(root, results, false))
 		return nil
 	}
 	for _, doc := range docs {
+		table := renderCounts(root, results, chinese(doc))
 		path := filepath.Join(root, doc)
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -203,7 +203,7 @@ func countFiles(dir string, im sourceImpl, r *counts) error {
 	})
 }
 
-func renderCounts(root string, rs []counts) string {
+func renderCounts(root string, rs []counts, zh bool) string {
 	var b strings.Builder
 	row := func(label string, f func(r counts) string) {
 		fmt.Fprintf(&b, "| %s |", label)
@@ -218,11 +218,11 @@ func renderCounts(root string, rs []counts) string {
 	}
 	b.WriteString(" |\n|---|" + strings.Repeat("--:|", len(sourceImpls)) + "\n")
 	for _, c := range counted {
-		row(c.label, c.cell)
+		row(pick(zh, c.label, c.zh), c.cell)
 	}
-	row("Modules linked into the binary", func(r counts) string { return strconv.Itoa(r.linked) })
-	row("Binary size", func(r counts) string { return fmt.Sprintf("%.1f MB", float64(r.binSize)/1e6) })
-	if same, err := sameCode(root); err == nil {
+	row(pick(zh, "Modules linked into the binary", "链接进二进制文件的模块数"), func(r counts) string { return strconv.Itoa(r.linked) })
+	row(pick(zh, "Binary size", "二进制文件大小"), func(r counts) string { return fmt.Sprintf("%.1f MB", float64(r.binSize)/1e6) })
+	if same, err := sameCode(root, zh); err == nil {
 		b.WriteString("\n" + same + "\n")
 	} else {
 		fmt.Fprintf(&b, "\n(comparing the scaffolds' controllers: %v)\n", err)
@@ -233,9 +233,21 @@ func renderCounts(root string, rs []counts) string {
 	if err != nil {
 		commit = []byte("unknown")
 	}
-	fmt.Fprintf(&b, "\nCounted at commit %s on %s by `scripts/compare.sh` (%s, %s/%s).\n",
-		strings.TrimSpace(string(commit)), time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(goVersion)), runtime.GOOS, runtime.GOARCH)
+	c, day, v := strings.TrimSpace(string(commit)), time.Now().UTC().Format("2006-01-02"), strings.TrimSpace(string(goVersion))
+	if zh {
+		fmt.Fprintf(&b, "\n由 `scripts/compare.sh` 于 %s 在提交 %s 上统计（%s，%s/%s）。\n", day, c, v, runtime.GOOS, runtime.GOARCH)
+	} else {
+		fmt.Fprintf(&b, "\nCounted at commit %s on %s by `scripts/compare.sh` (%s, %s/%s).\n", c, day, v, runtime.GOOS, runtime.GOARCH)
+	}
 	return b.String()
+}
+
+// pick is en or zh, as the page's language asks.
+func pick(zh bool, en, zhText string) string {
+	if zh {
+		return zhText
+	}
+	return en
 }
 
 func goCmd(dir string, args ...string) (string, error) {
@@ -256,19 +268,24 @@ func goCmd(dir string, args ...string) (string, error) {
 }
 
 // counted are the rows that depend only on the source: -check recounts them.
+// Each has its label on the English page and on the Chinese one.
 var counted = []struct {
-	label string
-	cell  func(r counts) string
+	label, zh string
+	cell      func(r counts) string
 }{
-	{"Go lines you write or edit", func(r counts) string { return strconv.Itoa(r.goEdit) }},
-	{"Go lines scaffolded, kept as generated", func(r counts) string { return strconv.Itoa(r.goScaffold) }},
-	{"Go lines generated (`DO NOT EDIT`)", func(r counts) string { return strconv.Itoa(r.goGen) }},
-	{"YAML lines, written or scaffolded", func(r counts) string { return strconv.Itoa(r.yamlHand) }},
-	{"YAML lines generated (CRD, RBAC, bundle)", func(r counts) string { return strconv.Itoa(r.yamlGen) }},
-	{"Other lines (Makefile, Dockerfile, scripts, …)", func(r counts) string { return strconv.Itoa(r.otherLines) }},
-	{"Files (and test files)", func(r counts) string { return fmt.Sprintf("%d (%d)", r.files, r.testFiles) }},
-	{"Direct dependencies in go.mod", func(r counts) string { return strconv.Itoa(r.direct) }},
+	{"Go lines you write or edit", "你编写或修改的 Go 代码行数", func(r counts) string { return strconv.Itoa(r.goEdit) }},
+	{"Go lines scaffolded, kept as generated", "脚手架生成、原样保留的 Go 代码行数", func(r counts) string { return strconv.Itoa(r.goScaffold) }},
+	{"Go lines generated (`DO NOT EDIT`)", "生成的 Go 代码行数（`DO NOT EDIT`）", func(r counts) string { return strconv.Itoa(r.goGen) }},
+	{"YAML lines, written or scaffolded", "手写或脚手架生成的 YAML 行数", func(r counts) string { return strconv.Itoa(r.yamlHand) }},
+	{"YAML lines generated (CRD, RBAC, bundle)", "生成的 YAML 行数（CRD、RBAC、bundle）", func(r counts) string { return strconv.Itoa(r.yamlGen) }},
+	{"Other lines (Makefile, Dockerfile, scripts, …)", "其他行数（Makefile、Dockerfile、脚本等）", func(r counts) string { return strconv.Itoa(r.otherLines) }},
+	{"Files (and test files)", "文件数（其中测试文件）", func(r counts) string { return fmt.Sprintf("%d (%d)", r.files, r.testFiles) }},
+	{"Direct dependencies in go.mod", "go.mod 中的直接依赖", func(r counts) string { return strconv.Itoa(r.direct) }},
 }
+
+// chinese says whether doc, a path from the repository root, is a Chinese
+// page: its generated sections are written in Chinese.
+func chinese(doc string) bool { return strings.HasPrefix(filepath.ToSlash(doc), "docs/zh/") }
 
 // count fills in r's counted rows for the implementation in dir.
 func count(dir string, im sourceImpl, r *counts) error {
@@ -292,17 +309,17 @@ func checkCounts(root string, docs []string) error {
 			return err
 		}
 	}
-	same, err := sameCode(root)
-	if err != nil {
-		return err
-	}
 	bad := 0
 	for _, doc := range docs {
 		b, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
 			return err
 		}
-		bad += checkTable(doc, strings.Split(string(b), "\n"), results)
+		same, err := sameCode(root, chinese(doc))
+		if err != nil {
+			return err
+		}
+		bad += checkTable(doc, strings.Split(string(b), "\n"), results, chinese(doc))
 		if !slices.Contains(strings.Split(string(b), "\n"), same) {
 			bad++
 			fmt.Fprintf(os.Stderr, "%s: the counts should say, as cmp does:\n  %s\n", doc, same)
@@ -317,17 +334,18 @@ func checkCounts(root string, docs []string) error {
 
 // checkTable says which of the counted rows of doc's lines differ from
 // results, and returns how many.
-func checkTable(doc string, lines []string, results []counts) int {
+func checkTable(doc string, lines []string, results []counts, zh bool) int {
 	bad := 0
 	for _, c := range counted {
 		cells := make([]string, len(results))
 		for i, r := range results {
 			cells[i] = c.cell(r)
 		}
-		want := "| " + c.label + " | " + strings.Join(cells, " | ") + " |"
+		label := pick(zh, c.label, c.zh)
+		want := "| " + label + " | " + strings.Join(cells, " | ") + " |"
 		var got string
 		for _, l := range lines {
-			if strings.HasPrefix(l, "| "+c.label+" |") {
+			if strings.HasPrefix(l, "| "+label+" |") {
 				got = l
 			}
 		}

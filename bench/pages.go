@@ -46,11 +46,12 @@ func readData(path string) (report, error) {
 // the default run writes: the figures the comparison cites.
 const summarySection = "bench-summary"
 
-// comparisonSummary is what comparison.md says about the run: a table of
-// each implementation at the largest N, and what client-go's controller
-// costs next to kubebuilder's, in proportions computed here, so that no
-// sentence about time or memory is written by hand.
-func (r report) comparisonSummary() string {
+// comparisonSummary is what comparison.md says about the run (in Chinese
+// for its twin): a table of each implementation at the largest N, and what
+// client-go's controller costs next to kubebuilder's, in proportions
+// computed here, so that no sentence about time or memory is written by
+// hand.
+func (r report) comparisonSummary(zh bool) string {
 	n := maxN(r.Results)
 	var rows []summary
 	for _, x := range r.Results {
@@ -59,34 +60,39 @@ func (r report) comparisonSummary() string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "`make bench` at N = %d: %d %ss created at once, every implementation at QPS/burst %s with %d workers; medians of %d runs. %s.\n\n",
-		n, n, rows[0].Kind, r.Main, r.Workers, r.Repeat, r.Env)
+	if zh {
+		fmt.Fprintf(&b, "`make bench`，N = %d：同时创建 %d 个 %s，每种实现的 QPS/burst 都是 %s，%d 个工作协程；取 %d 次运行的中位数。测量环境（bench 的原始输出）：%s。\n\n",
+			n, n, rows[0].Kind, r.Main, r.Workers, r.Repeat, r.Env)
+	} else {
+		fmt.Fprintf(&b, "`make bench` at N = %d: %d %ss created at once, every implementation at QPS/burst %s with %d workers; medians of %d runs. %s.\n\n",
+			n, n, rows[0].Kind, r.Main, r.Workers, r.Repeat, r.Env)
+	}
 	b.WriteString("|")
 	for _, x := range rows {
-		b.WriteString(" | " + x.Impl)
+		b.WriteString(" | " + implName(x.Impl, zh))
 	}
 	b.WriteString(" |\n|---|" + strings.Repeat("--:|", len(rows)) + "\n")
-	line := func(label string, cell func(x summary) string) {
-		b.WriteString("| " + label + " |")
+	line := func(en, zhLabel string, cell func(x summary) string) {
+		b.WriteString("| " + pick(zh, en, zhLabel) + " |")
 		for _, x := range rows {
 			b.WriteString(" " + cell(x) + " |")
 		}
 		b.WriteString("\n")
 	}
-	line("converged in (fastest–slowest run)", func(x summary) string {
+	line("converged in (fastest–slowest run)", "收敛用时（最快–最慢的一次）", func(x summary) string {
 		return seconds(x.Converge) + " (" + spread(x.Min, x.Max) + ")"
 	})
-	line("× the plain loop", func(x summary) string {
+	line("× the plain loop", "× 普通循环", func(x summary) string {
 		if f := ratio(x, r.Results); f > 0 {
 			return fmt.Sprintf("%.2f×", f)
 		}
 		return "—"
 	})
-	line("API requests per object", func(x summary) string { return fmt.Sprintf("%.1f", float64(x.Requests)/float64(x.N)) })
-	line("CPU per object", func(x summary) string { return fmt.Sprintf("%.2f ms", float64(x.cpuPerObject().Microseconds())/1e3) })
-	line("peak RSS", func(x summary) string { return fmt.Sprintf("%.1f MiB", float64(x.PeakRSS)/mib) })
-	line("of which anonymous (heap, stacks)", func(x summary) string { return fmt.Sprintf("%.1f MiB", float64(x.PeakAnon)/mib) })
-	line("start-up", func(x summary) string {
+	line("API requests per object", "每个对象的 API 请求数", func(x summary) string { return fmt.Sprintf("%.1f", float64(x.Requests)/float64(x.N)) })
+	line("CPU per object", "每个对象的 CPU 时间", func(x summary) string { return fmt.Sprintf("%.2f ms", float64(x.cpuPerObject().Microseconds())/1e3) })
+	line("peak RSS", "内存峰值（RSS）", func(x summary) string { return fmt.Sprintf("%.1f MiB", float64(x.PeakRSS)/mib) })
+	line("of which anonymous (heap, stacks)", "其中匿名内存（堆、栈）", func(x summary) string { return fmt.Sprintf("%.1f MiB", float64(x.PeakAnon)/mib) })
+	line("start-up", "启动时间", func(x summary) string {
 		if x.Startup == 0 {
 			return "—"
 		}
@@ -102,12 +108,30 @@ func (r report) comparisonSummary() string {
 			}
 			return fmt.Sprintf("%.0f%%", 100*a/b)
 		}
-		fmt.Fprintf(&b, "\nclient-go's controller against kubebuilder's manager: %s of its time to converge, %s of its CPU per object, %s of its peak RSS (%s of its anonymous memory), %s of its start-up.\n",
-			pct(c.Converge.Seconds(), k.Converge.Seconds()), pct(float64(c.ObjectCPU), float64(k.ObjectCPU)),
-			pct(float64(c.PeakRSS), float64(k.PeakRSS)), pct(float64(c.PeakAnon), float64(k.PeakAnon)),
-			pct(c.Startup.Seconds(), k.Startup.Seconds()))
+		t, cpu, rss, anon, start := pct(c.Converge.Seconds(), k.Converge.Seconds()), pct(float64(c.ObjectCPU), float64(k.ObjectCPU)),
+			pct(float64(c.PeakRSS), float64(k.PeakRSS)), pct(float64(c.PeakAnon), float64(k.PeakAnon)), pct(c.Startup.Seconds(), k.Startup.Seconds())
+		if zh {
+			fmt.Fprintf(&b, "\nclient-go 的控制器与 kubebuilder 的管理器相比：收敛用时是后者的 %s，每个对象的 CPU 时间是 %s，内存峰值是 %s（匿名内存是 %s），启动时间是 %s。\n", t, cpu, rss, anon, start)
+		} else {
+			fmt.Fprintf(&b, "\nclient-go's controller against kubebuilder's manager: %s of its time to converge, %s of its CPU per object, %s of its peak RSS (%s of its anonymous memory), %s of its start-up.\n", t, cpu, rss, anon, start)
+		}
 	}
 	return b.String()
+}
+
+// implName is a row's name on a page: the plain loops' names in Chinese on
+// a Chinese page; the others are the tools' own names.
+func implName(name string, zh bool) string {
+	if !zh {
+		return name
+	}
+	switch name {
+	case "plain loop":
+		return "普通循环"
+	case finalWritesLoop:
+		return "只写 4 次的普通循环"
+	}
+	return name
 }
 
 // pageRegion is one generated region of one page, and what it should hold.
@@ -121,7 +145,7 @@ func (r report) regions(md, section string, compareDocs []string) []pageRegion {
 	out := r.regionsToWrite(md, section, compareDocs)
 	out[0].want = r.markdown()
 	for k := 1; k < len(out); k++ {
-		out[k].want = r.comparisonSummary()
+		out[k].want = r.comparisonSummary(chinese(out[k].page))
 	}
 	return out
 }

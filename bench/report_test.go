@@ -62,6 +62,21 @@ func TestPagesAreWhatTheDataGive(t *testing.T) {
 		}
 	}
 
+	// The Chinese page's summary is the same figures, in Chinese.
+	zh := back.comparisonSummary(true)
+	for _, want := range []string{
+		"| 内存峰值（RSS） | 40.0 MiB | 50.0 MiB | 0.0 MiB |",
+		"| | client-go | kubebuilder | 普通循环 |",
+		"client-go 的控制器与 kubebuilder 的管理器相比：收敛用时是后者的 116%，每个对象的 CPU 时间是 50%，内存峰值是 80%（匿名内存是 50%），启动时间是 50%。",
+	} {
+		if !strings.Contains(zh, want) {
+			t.Errorf("the Chinese summary lacks %q:\n%s", want, zh)
+		}
+	}
+	if g := back.regions("x.md", mainSection, []string{"docs/zh/comparison.md"}); g[1].want != zh {
+		t.Error("the region of docs/zh/comparison.md should be the Chinese summary")
+	}
+
 	// A figure written by hand into comparison's summary.
 	if err := os.WriteFile(cmp, []byte(strings.Replace(string(summary), "40.0 MiB", "36.0 MiB", 1)), 0o644); err != nil {
 		t.Fatal(err)

@@ -62,12 +62,17 @@ func Twins(root string) ([]Twin, error) {
 	return twins, nil
 }
 
-// generatedRegions are written by a command into the English page; the twin
-// carries the same text, untranslated.
-var generatedRegions = []struct{ begin, end string }{
-	{"<!-- compare:begin", "<!-- compare:end"},
-	{"<!-- bench:begin", "<!-- bench:end"},
-	{"<!-- bench-summary:begin", "<!-- bench-summary:end"},
+// generatedRegions are written by a command into the English page and its
+// twin. A region perLanguage is written in each page's language (the
+// command that writes it checks each); the twin of any other carries the
+// English text, untranslated. Either way both pages have it.
+var generatedRegions = []struct {
+	begin, end  string
+	perLanguage bool
+}{
+	{"<!-- compare:begin", "<!-- compare:end", true},
+	{"<!-- bench:begin", "<!-- bench:end", false},
+	{"<!-- bench-summary:begin", "<!-- bench-summary:end", true},
 }
 
 func region(d *Doc, begin, end string) ([]string, bool) {
@@ -129,7 +134,11 @@ func CheckTwin(root string, t Twin) []error {
 	for _, r := range generatedRegions {
 		e, okE := region(en, r.begin, r.end)
 		z, okZ := region(zh, r.begin, r.end)
-		if okE != okZ || !equalLines(e, z) {
+		if okE != okZ {
+			errs = append(errs, fmt.Errorf("%s: the region %s ... %s is in one of the two pages only (%s: %v; %s: %v)", t.Chinese, r.begin, r.end, t.English, okE, t.Chinese, okZ))
+			continue
+		}
+		if !r.perLanguage && !equalLines(e, z) {
 			errs = append(errs, fmt.Errorf("%s: the region %s ... %s differs from %s's (- Chinese, + English):\n%s", t.Chinese, r.begin, r.end, t.English, Diff(z, e)))
 		}
 	}
