@@ -61,7 +61,7 @@ func writeFiles(t *testing.T, files map[string]string) string {
 	return root
 }
 
-const english = "# Title\n\nRun it:\n\n<!-- check wait=\"ready\" -->\n```sh\nmake run\n```\n\n<!-- compare:begin -->\n| a | 1 |\n<!-- compare:end -->\n\n```yaml\nkind: Pod\n```\n"
+const english = "# Title\n\nRun it:\n\n<!-- check wait=\"ready\" -->\n```sh\nmake run\n```\n\n<!-- bench:begin -->\n| a | 1 |\n<!-- bench:end -->\n<!-- compare:begin -->\n| a | 1 |\n<!-- compare:end -->\n\n```yaml\nkind: Pod\n```\n"
 
 // A twin that falls behind its English page, in each way it can, fails and
 // says where and how.
@@ -70,17 +70,21 @@ func TestCheckTwinCatchesDrift(t *testing.T) {
 		name, chinese string
 		want          []string // in the one error
 	}{
-		{"same", "# 标题\n\n运行：\n\n<!-- check wait=\"ready\" -->\n```sh\nmake run\n```\n\n<!-- compare:begin -->\n| a | 1 |\n<!-- compare:end -->\n\n```yaml\nkind: Pod\n```\n", nil},
-		{"a changed line", "<!-- check wait=\"ready\" -->\n```sh\nmake run-old\n```\n<!-- compare:begin -->\n| a | 1 |\n<!-- compare:end -->\n```yaml\nkind: Pod\n```\n",
+		{"same", "# 标题\n\n运行：\n\n<!-- check wait=\"ready\" -->\n```sh\nmake run\n```\n\n<!-- bench:begin -->\n| a | 1 |\n<!-- bench:end -->\n<!-- compare:begin -->\n| a | 1 |\n<!-- compare:end -->\n\n```yaml\nkind: Pod\n```\n", nil},
+		{"a changed line", "<!-- check wait=\"ready\" -->\n```sh\nmake run-old\n```\n<!-- bench:begin -->\n| a | 1 |\n<!-- bench:end -->\n<!-- compare:begin -->\n| a | 1 |\n<!-- compare:end -->\n```yaml\nkind: Pod\n```\n",
 			[]string{"docs/zh/x.md:2: code block 1 (docs/x.md:6 has it)", "- make run-old", "+ make run"}},
-		{"a missing block", "<!-- check wait=\"ready\" -->\n```sh\nmake run\n```\n<!-- compare:begin -->\n| a | 1 |\n<!-- compare:end -->\n",
-			[]string{"docs/zh/x.md has 1 code blocks, docs/x.md has 2", "docs/x.md: the next at line 14"}},
+		{"a missing block", "<!-- check wait=\"ready\" -->\n```sh\nmake run\n```\n<!-- bench:begin -->\n| a | 1 |\n<!-- bench:end -->\n<!-- compare:begin -->\n| a | 1 |\n<!-- compare:end -->\n",
+			[]string{"docs/zh/x.md has 1 code blocks, docs/x.md has 2", "docs/x.md: the next at line 17"}},
 		{"the fence's info", "<!-- check wait=\"ready\" -->\n```bash\nmake run\n```\n",
 			[]string{`fence info "bash", expected "sh"`}},
 		{"the comment before the fence", "```sh\nmake run\n```\n",
 			[]string{`the comment before the fence is "", expected "check wait=\"ready\""`}},
-		{"a translated generated table", "<!-- check wait=\"ready\" -->\n```sh\nmake run\n```\n<!-- compare:begin -->\n| 甲 | 1 |\n<!-- compare:end -->\n\n```yaml\nkind: Pod\n```\n",
-			[]string{"the region <!-- compare:begin ... <!-- compare:end differs", "- | 甲 | 1 |", "+ | a | 1 |"}},
+		{"a translated generated table", "<!-- check wait=\"ready\" -->\n```sh\nmake run\n```\n<!-- bench:begin -->\n| 甲 | 1 |\n<!-- bench:end -->\n<!-- compare:begin -->\n| a | 1 |\n<!-- compare:end -->\n\n```yaml\nkind: Pod\n```\n",
+			[]string{"the region <!-- bench:begin ... <!-- bench:end differs", "- | 甲 | 1 |", "+ | a | 1 |"}},
+		// compare's table is written in each page's language.
+		{"a table generated in each language", "<!-- check wait=\"ready\" -->\n```sh\nmake run\n```\n<!-- bench:begin -->\n| a | 1 |\n<!-- bench:end -->\n<!-- compare:begin -->\n| 甲 | 1 |\n<!-- compare:end -->\n\n```yaml\nkind: Pod\n```\n", nil},
+		{"a generated table left out", "<!-- check wait=\"ready\" -->\n```sh\nmake run\n```\n<!-- bench:begin -->\n| a | 1 |\n<!-- bench:end -->\n\n```yaml\nkind: Pod\n```\n",
+			[]string{"the region <!-- compare:begin ... <!-- compare:end is in one of the two pages only"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
