@@ -173,6 +173,7 @@ side_by_side() {
       for j in "${!_step_names[@]}"; do
         printf '%s|%s|%s|%s\n' "${_step_secs[$j]}" "${_step_cpu[$j]}" "${_step_status[$j]}" "${_step_names[$j]}"
       done >"$dir/$i.steps"
+      echo $rc >"$dir/$i.rc"
       exit $rc
     ) >"$dir/$i.log" 2>&1 &
     pids+=($!)
@@ -215,8 +216,12 @@ side_by_side() {
   done
   local rc=0 r cpus=()
   for ((i = 0; i < n; i++)); do
-    r=0
-    wait "${pids[$i]}" || r=$?
+    # The lane's own record of how it ended, not wait's: bash forgets a
+    # finished child's status once its pid is reused (pid_max is 32768 on
+    # many Linux machines, and a lane can end many minutes before the
+    # other), and wait then says 127 for a lane that passed.
+    wait "${pids[$i]}" 2>/dev/null || true
+    r=$(cat "$dir/$i.rc" 2>/dev/null || echo 1)
     [ $r -eq 0 ] || rc=$r
     printf '\n\033[1m==> (%d) %s: its output\033[0m\n' $((i + 1)) "${titles[$i]}"
     cat "$dir/$i.log"
