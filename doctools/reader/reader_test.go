@@ -127,21 +127,21 @@ func downloadModules(t *testing.T, root string) {
 }
 
 // scaffoldModules fills the module cache with what chapter 3's project
-// downloads (the kubebuilder CLI's init and create api, the controller-gen
-// they install, and the kustomize its make install builds), by running those
-// commands once in a scratch directory. Its make build then compiles the
-// scaffold's dependencies into the Go build cache, once: the CLI pins
-// Kubernetes' libraries at other patch releases than the repository's
-// modules, so nothing else compiles them, and a cold compile took 5.5
-// minutes on a quiet 2-core machine. Left to the passes, bash's and zsh's
-// compiled the same packages at once, beside make test's other lanes, and
-// chapter 3's make build ran past its 10 minutes (CI at e11b1be).
+// downloads (the kubebuilder CLI's init and create api, the go get that
+// moves it to the repository's library versions, the controller-gen they
+// install, and the kustomize its make install builds), by running those
+// commands once in a scratch directory. Its make build then compiles into
+// the Go build cache what the repository's modules do not use (the
+// scaffold's metrics filter links k8s.io/apiserver), once, rather than in
+// bash's and zsh's passes at the same time.
 func scaffoldModules(t *testing.T, root string) {
 	dir := t.TempDir()
 	kubebuilder := filepath.Join(root, "bin", "kubebuilder")
 	for _, args := range [][]string{
 		{kubebuilder, "init", "--domain", "mock.com", "--repo", "example.com/k8s-demo/kubebuilder-demo"},
 		{kubebuilder, "create", "api", "--group", "zhhnzw", "--version", "v1", "--kind", "CustomPod", "--resource", "--controller"},
+		append([]string{"go", "get"}, repositoryPins(t, root)...),
+		{"go", "mod", "tidy"},
 		{"make", "kustomize"},
 		{"make", "build"},
 	} {
@@ -158,6 +158,19 @@ func scaffoldModules(t *testing.T, root string) {
 		}
 	}
 	t.Logf("%s: the module cache holds what kubebuilder init, create api and make kustomize download; the build cache, what make build compiles", at())
+}
+
+// repositoryPins are the versions chapter 3's go get moves the project to:
+// the repository's, as its `go -C "$module" list -m` reads them.
+func repositoryPins(t *testing.T, root string) []string {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Path}}@{{.Version}}",
+		"k8s.io/api", "k8s.io/apiextensions-apiserver", "k8s.io/apimachinery", "k8s.io/client-go", "sigs.k8s.io/controller-runtime")
+	cmd.Dir, cmd.Env = filepath.Join(root, "kubebuilder-demo"), append(os.Environ(), "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m in kubebuilder-demo: %v", err)
+	}
+	return strings.Fields(string(out))
 }
 
 // copySumdb gives the reader's HOME the checksum database's state that this
