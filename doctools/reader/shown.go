@@ -179,9 +179,14 @@ func (s *Shown) match(out string, typed []string) (missing, extra string) {
 		}
 	}
 	for p, l := range printed {
-		if owner[p] < 0 && !echo[p] && strings.TrimSpace(l) != "" {
+		if owner[p] < 0 && !echo[p] && strings.TrimSpace(l) != "" && !zshEOLMark.MatchString(l) {
 			return missing, l
 		}
 	}
 	return missing, ""
 }
+
+// zshEOLMark is what zsh draws before a prompt (PROMPT_SP: "%", or "#" for
+// root, then spaces to the edge) and then overwrites: the screen may be read
+// before it is, and it is the shell's line, not the command's.
+var zshEOLMark = regexp.MustCompile(`^[%#] +$`)
