@@ -15,14 +15,19 @@ type Excerpt struct {
 	// Name selects the lines between "+docs:begin Name" and "+docs:end Name".
 	Name string
 	// From and To select the one line matching From through the first line
-	// after it matching To.
+	// after it matching To. With Until, the excerpt ends before that line
+	// instead, less the blank lines above it: a listing of several
+	// declarations ends where the next one's doc comment starts.
 	From, To *regexp.Regexp
+	Until    bool
 }
 
 func (e Excerpt) String() string {
 	switch {
 	case e.Name != "":
 		return e.Path + "#" + e.Name
+	case e.From != nil && e.Until:
+		return fmt.Sprintf("%s from %q until %q", e.Path, e.From, e.To)
 	case e.From != nil:
 		return fmt.Sprintf("%s from %q to %q", e.Path, e.From, e.To)
 	}
@@ -58,10 +63,12 @@ func ParseExcerpt(spec string) (Excerpt, error) {
 		return e, fmt.Errorf("excerpt %q: %w", spec, err)
 	}
 	rest = strings.TrimSpace(rest)
-	if !strings.HasPrefix(rest, "to ") {
-		return e, fmt.Errorf(`excerpt %q: expected to "REGEXP" after from`, spec)
+	keyword, after, _ := strings.Cut(rest, " ")
+	if keyword != "to" && keyword != "until" {
+		return e, fmt.Errorf(`excerpt %q: expected to "REGEXP" or until "REGEXP" after from`, spec)
 	}
-	if to, rest, err = unquoteRegexp(strings.TrimPrefix(rest, "to ")); err != nil {
+	e.Until = keyword == "until"
+	if to, rest, err = unquoteRegexp(after); err != nil {
 		return e, fmt.Errorf("excerpt %q: %w", spec, err)
 	}
 	if strings.TrimSpace(rest) != "" {
@@ -122,7 +129,13 @@ func (e Excerpt) Extract(root string) ([]string, error) {
 		}
 		for i := start + 1; i < len(lines); i++ {
 			if e.To.MatchString(lines[i]) {
-				return lines[start : i+1], nil
+				if !e.Until {
+					return lines[start : i+1], nil
+				}
+				for i > start+1 && strings.TrimSpace(lines[i-1]) == "" {
+					i--
+				}
+				return lines[start:i], nil
 			}
 		}
 		return nil, fmt.Errorf("excerpt %s: no line after %s:%d matches %q", e, e.Path, start+1, e.To)

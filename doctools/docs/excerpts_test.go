@@ -163,6 +163,8 @@ func TestExcerptSpecs(t *testing.T) {
 		{spec: "x.go#three", err: "no +docs:begin three"},
 		{spec: "y.go", err: "no such file"},
 		{spec: `x.go from "^func c\(\)"`, err: "expected to"},
+		{spec: `x.go from "^// \+docs:end" until "^func cc"`, want: "// +docs:end two\n\nfunc c() {\n\treturn\n}"},
+		{spec: `x.go from "^func c\(\)" until "^func d"`, err: "no line after"},
 	} {
 		e, err := ParseExcerpt(tc.spec)
 		var lines []string

@@ -18,8 +18,6 @@ package apps
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -28,7 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -40,7 +37,7 @@ import (
 
 // TestReadYourWritesCountsItsOwnPods runs Reconcile three times back to back,
 // with no expectations, against a real API server and a real cache whose
-// watches are held back (lateWatches): the cache has not seen the first
+// watches are held back (laggingConfig): the cache has not seen the first
 // reconcile's pods when the second lists them. Through ReadYourWritesClient
 // the List waits for them, and the PodSet gets its 3 pods; through the
 // manager's own client it gets 9. An envtest of its own: the suite's manager
@@ -66,9 +63,7 @@ func TestReadYourWritesCountsItsOwnPods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	late := rest.CopyConfig(cfg)
-	late.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return lateWatches{rt} }
-	mgr, err := ctrl.NewManager(late, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(laggingConfig(cfg), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,24 +117,4 @@ func TestReadYourWritesCountsItsOwnPods(t *testing.T) {
 		}
 		t.Fatalf("after 3 reconciles back to back, the PodSet of size 3 has %d pods, want 3: %v", len(pods.Items), names)
 	}
-}
-
-// lateWatches holds back every read of a watch's stream: the cache sees each
-// event a quarter of a second after the API server sent it, as a cache does
-// that lags behind a busy API server.
-type lateWatches struct{ http.RoundTripper }
-
-func (l lateWatches) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := l.RoundTripper.RoundTrip(req)
-	if err == nil && req.URL.Query().Get("watch") == "true" {
-		resp.Body = lateBody{resp.Body}
-	}
-	return resp, err
-}
-
-type lateBody struct{ io.ReadCloser }
-
-func (b lateBody) Read(p []byte) (int, error) {
-	time.Sleep(250 * time.Millisecond)
-	return b.ReadCloser.Read(p)
 }

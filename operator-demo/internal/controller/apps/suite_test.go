@@ -26,9 +26,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -86,9 +88,16 @@ var _ = BeforeSuite(func() {
 	// The controller runs in a real manager, so that the tests exercise its
 	// watches (Owns) and not only single Reconcile calls.
 	By("starting the PodSet controller")
+	// It leaves alone the PodSets a spec reconciles with a manager of its
+	// own (stale_cache_test.go): two controllers would make pods for one.
+	notOwnManager, err := labels.Parse("!" + ownManagerLabel)
+	Expect(err).NotTo(HaveOccurred())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&appsv1alpha1.PodSet{}: {Label: notOwnManager},
+		}},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect((&PodSetReconciler{
