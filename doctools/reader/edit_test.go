@@ -15,7 +15,7 @@ func TestListingEdits(t *testing.T) {
 	md := "Save it as `c.go`:\n\n```go\npackage c\n\nimport \"fmt\"\n\n// Hello says hello.\nfunc Hello() { fmt.Println(\"hello\") }\n\nfunc Other() {}\n```\n\n" +
 		"Now replace `Hello` in `c.go` with a version that names whom:\n\n```go\n// Hello greets name.\nfunc Hello(name string) { fmt.Println(\"hello\", strings.ToUpper(name)) }\n```\n\n" +
 		"It needs strings: replace the imports of `c.go`:\n\n```go\nimport (\n\t\"fmt\"\n\t\"strings\"\n)\n```\n\n" +
-		"And add it to the end of `c.go`:\n\n```go\nfunc Bye() {}\n```\n"
+		"And add them to the end of `c.go`:\n\n```go\nfunc Bye() {}\n\nfunc Later() {}\n```\n"
 	steps, _, err := parse(t, md)
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +47,8 @@ func Hello(name string) { fmt.Println("hello", strings.ToUpper(name)) }
 func Other() {}
 
 func Bye() {}
+
+func Later() {}
 `
 	if string(got) != final {
 		t.Errorf("after the four listings:\n%s\nwant:\n%s", got, final)

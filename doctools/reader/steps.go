@@ -22,7 +22,7 @@
 //     change a file saved before (Edit): "replace `NAME` in `PATH`" puts the
 //     block in place of the function or method NAME, its doc comment with
 //     it; "replace the imports of `PATH`" in place of its imports; "add it
-//     to the end of `PATH`" after its last line. A Go file is then gofmt'd,
+//     (or them) to the end of `PATH`" after its last line. A Go file is then gofmt'd,
 //     as an editor does on save.
 //
 // A block with no language right after a typed block, with no text between
@@ -107,7 +107,7 @@ var (
 	saveRe      = regexp.MustCompile("(?i)\\bsave (?:it|this) as `([^`\\s]+)`")
 	funcRe      = regexp.MustCompile("(?i)\\breplace (?:the (?:function|method) )?`([A-Za-z_][A-Za-z0-9_]*)` in `([^`\\s]+)`")
 	importsRe   = regexp.MustCompile("(?i)\\breplace the imports (?:of|in) `([^`\\s]+)`")
-	appendRe    = regexp.MustCompile("(?i)\\b(?:add|append) (?:it|this) (?:to the end of|at the end of|to) `([^`\\s]+)`")
+	appendRe    = regexp.MustCompile("(?i)\\b(?:add|append) (?:it|this|them|these) (?:to the end of|at the end of|to) `([^`\\s]+)`")
 	ctrlCRe     = regexp.MustCompile(`\bCtrl-C\b`)
 	closeRe     = regexp.MustCompile(`(?i)\bclose the ((?:first|second|third|fourth)(?:(?:,\s*|\s+and\s+)(?:first|second|third|fourth))*) terminals?\b`)
 	headingRe   = regexp.MustCompile(`^#{1,6}\s`)
