@@ -18,15 +18,7 @@ func TestRejectedRenderings(t *testing.T) {
 	}
 
 	tmp := t.TempDir()
-	write := func(rel, text string) {
-		p := filepath.Join(tmp, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, text string) { writeFiles(t, tmp, map[string]string{rel: text}) }
 	glossary, err := os.ReadFile(filepath.Join(root, "docs", "glossary.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,22 +70,14 @@ func TestEnglishLinks(t *testing.T) {
 		t.Fatalf("the repository's Chinese pages: %v %v", err, problems)
 	}
 	tmp := t.TempDir()
-	for rel, text := range map[string]string{
+	writeFiles(t, tmp, map[string]string{
 		"README.zh.md":       "# 标题\n\n见 [CONTRIBUTING.md](CONTRIBUTING.md#ci)。\n",
 		"docs/zh/a.md":       "[English](../a.md)\n\n[测量（英文）](../bench.md) 和 [测量](../bench.md#x)（英文），[另一页](b.md)，[健壮性](../robustness.md)。\n",
 		"docs/zh/b.md":       "# b\n",
 		"docs/a.md":          "# a\n",
 		"docs/bench.md":      "# bench\n",
 		"docs/robustness.md": "# robustness\n",
-	} {
-		p := filepath.Join(tmp, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	problems, err := CheckEnglishLinks(tmp)
 	if err != nil {
 		t.Fatal(err)

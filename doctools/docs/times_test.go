@@ -13,15 +13,7 @@ import (
 // "–", and the note names the commit.
 func TestUpdateTimes(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, text string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, text string) { writeFiles(t, root, map[string]string{rel: text}) }
 	// 300 words of prose, and code that must not count.
 	write("docs/a.md", "# A\n\n"+strings.Repeat("word ", 299)+"\n\n```go\n"+strings.Repeat("code ", 500)+"\n```\n<!-- a comment of many words here -->\n")
 	write("docs/b.md", "# B\n\n"+strings.Repeat("word ", 151)+"\n")

@@ -1,8 +1,6 @@
 package docs
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,22 +13,14 @@ func TestChineseDiagrams(t *testing.T) {
 		t.Fatalf("the repository's Chinese pages: %v %v", err, problems)
 	}
 	tmp := t.TempDir()
-	for rel, text := range map[string]string{
+	writeFiles(t, tmp, map[string]string{
 		"README.zh.md":           "# 标题\n",
 		"docs/diagrams/a.d2":     "a -> b\n",
 		"docs/diagrams/a.zh.d2":  "甲 -> 乙\n",
 		"docs/zh/concepts.md":    "![图](../diagrams/a.zh.svg)\n\n![图](../diagrams/a.svg)\n\n![图](../diagrams/b.zh.svg)\n",
 		"docs/diagrams/a.svg":    "<svg/>",
 		"docs/diagrams/a.zh.svg": "<svg/>",
-	} {
-		p := filepath.Join(tmp, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	problems, err := CheckChineseDiagrams(tmp)
 	if err != nil {
 		t.Fatal(err)

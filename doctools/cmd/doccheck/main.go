@@ -46,6 +46,7 @@ func main() {
 		func() ([]string, error) { return docs.CheckRejected(*root) },
 		func() ([]string, error) { return docs.CheckEnglishLinks(*root) },
 		func() ([]string, error) { return docs.CheckChineseDiagrams(*root) },
+		func() ([]string, error) { return docs.CheckChapterBenchLinks(*root) },
 	}
 	failed := false
 	for _, check := range checks {
@@ -62,7 +63,7 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
-	fmt.Printf("doccheck: %d pages: every link and anchor resolves; every Chinese page keeps its English page's code blocks and uses no rendering the glossary rejects and says which links lead to English and embeds only Chinese diagrams; the workshop's agendas add up\n", len(files))
+	fmt.Printf("doccheck: %d pages: every link and anchor resolves; every Chinese page keeps its English page's code blocks and uses no rendering the glossary rejects and says which links lead to English and embeds only Chinese diagrams; the chapters state bench figures rather than link bench.md; the workshop's agendas add up\n", len(files))
 }
 
 // asStrings turns a check's problems, of whatever type, into their messages.
