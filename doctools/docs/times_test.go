@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +57,26 @@ func TestWordLimits(t *testing.T) {
 	err := CheckWordLimits(root, map[string]int{"docs/r.md": 99})
 	if err == nil || !strings.Contains(err.Error(), "docs/r.md: 100 prose words, over its limit of 99") {
 		t.Errorf("100 prose words against a limit of 99: got %v", err)
+	}
+}
+
+// TestReadingOrderLimit: the repository's reading order is within its limit;
+// one word over fails, naming the count and the limit.
+func TestReadingOrderLimit(t *testing.T) {
+	root := repoRoot(t)
+	rt, err := ReadReaderTimes(filepath.Join(root, "docs", "reader-times.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, words, err := UpdateTimes(root, "docs/README.md", rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckReadingOrder(words, ReadingOrderLimit); err != nil {
+		t.Error(err)
+	}
+	err = CheckReadingOrder(words, words-1)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the reading order is %d prose words, over its limit of %d", words, words-1)) {
+		t.Errorf("one word over: got %v", err)
 	}
 }

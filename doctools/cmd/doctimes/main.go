@@ -54,6 +54,9 @@ func run(root, from string, check bool) error {
 		if err != nil {
 			return err
 		}
+		if err := docs.CheckReadingOrder(words, docs.ReadingOrderLimit); err != nil {
+			return err
+		}
 		path := filepath.Join(root, index)
 		have, err := os.ReadFile(path)
 		if err != nil {
