@@ -137,6 +137,9 @@ func (s *Shown) match(out string, typed []string) (missing, extra string) {
 	printed := strings.Split(out, "\n")
 	echo := make([]bool, len(printed))
 	for i, l := range printed {
+		// A command typed while the one before still ran is echoed twice:
+		// as typed ahead, and again after the next prompt.
+		l = strings.TrimPrefix(strings.TrimPrefix(l, prompt), prompt2)
 		for stripped := true; stripped; {
 			stripped = false
 			for _, t := range typed {

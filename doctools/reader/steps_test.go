@@ -270,7 +270,7 @@ func TestShownComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	typed := []string{"diff -rq a b"}
-	whole := "diff -rq a b\nOnly in b: x.go\nFiles a/y.go and b/y.go differ\n#" + strings.Repeat(" ", 60) + "\n\n"
+	whole := "diff -rq a b\nOnly in b: x.go\n" + prompt + "diff -rq a b\nFiles a/y.go and b/y.go differ\n#" + strings.Repeat(" ", 60) + "\n\n"
 	if e := s.Extra(whole, typed...); e != "" {
 		t.Errorf("every printed line shown: Extra = %q", e)
 	}
