@@ -31,24 +31,6 @@ const (
 	ReasonBackendNetworkConflict = "BackendNetworkConflict"
 )
 
-// backendFailed reports a backend error or a conflict on the Network, as a
-// Warning event and as Ready=False, and returns it so that the key is retried
-// with backoff: the backend cannot be watched, so a retry is how the
-// controller sees the backend come back, or the conflicting network go.
-func (c *Controller) backendFailed(ctx context.Context, network *samplecrdv1.Network, err error) error {
-	reason, networkID := ReasonBackendError, network.Status.NetworkID
-	var conflict *conflictError
-	if errors.As(err, &conflict) {
-		// The recorded ID, if any, names no network of this Network's.
-		reason, networkID = ReasonBackendNetworkConflict, ""
-	}
-	c.recorder.Eventf(network, nil, corev1.EventTypeWarning, reason, "Sync", "%s", err)
-	if statusErr := c.updateStatus(ctx, network, networkID, metav1.ConditionFalse, reason, err.Error()); statusErr != nil {
-		klog.FromContext(ctx).Error(statusErr, "Could not report the backend error in the status")
-	}
-	return err
-}
-
 // updateStatus sets the Ready condition, networkID and observedGeneration,
 // and writes the status only if that changed it: a write per sync would wake
 // every watcher of Networks, this controller included, for nothing.
@@ -97,4 +79,22 @@ func (c *Controller) updateStatus(ctx context.Context, network *samplecrdv1.Netw
 	}
 	klog.FromContext(ctx).V(4).Info("Applied status", "ready", status, "reason", reason, "networkID", networkID)
 	return nil
+}
+
+// backendFailed reports a backend error or a conflict on the Network, as a
+// Warning event and as Ready=False, and returns it so that the key is retried
+// with backoff: the backend cannot be watched, so a retry is how the
+// controller sees the backend come back, or the conflicting network go.
+func (c *Controller) backendFailed(ctx context.Context, network *samplecrdv1.Network, err error) error {
+	reason, networkID := ReasonBackendError, network.Status.NetworkID
+	var conflict *conflictError
+	if errors.As(err, &conflict) {
+		// The recorded ID, if any, names no network of this Network's.
+		reason, networkID = ReasonBackendNetworkConflict, ""
+	}
+	c.recorder.Eventf(network, nil, corev1.EventTypeWarning, reason, "Sync", "%s", err)
+	if statusErr := c.updateStatus(ctx, network, networkID, metav1.ConditionFalse, reason, err.Error()); statusErr != nil {
+		klog.FromContext(ctx).Error(statusErr, "Could not report the backend error in the status")
+	}
+	return err
 }

@@ -126,3 +126,22 @@ type responseError struct {
 
 func (e *responseError) Error() string { return e.msg }
 func (e *responseError) Unwrap() error { return e.kind }
+
+// The wire format, after Neutron's: a single network travels as
+// {"network": {...}}, a list as {"networks": [...]}, an error as
+// {"NeutronError": {"type": ..., "message": ..., "detail": ""}}.
+type networkBody struct {
+	Network Network `json:"network"`
+}
+
+type networksBody struct {
+	Networks []Network `json:"networks"`
+}
+
+type errorBody struct {
+	NeutronError struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+		Detail  string `json:"detail"`
+	} `json:"NeutronError"`
+}

@@ -10,25 +10,6 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// The wire format, after Neutron's: a single network travels as
-// {"network": {...}}, a list as {"networks": [...]}, an error as
-// {"NeutronError": {"type": ..., "message": ..., "detail": ""}}.
-type networkBody struct {
-	Network Network `json:"network"`
-}
-
-type networksBody struct {
-	Networks []Network `json:"networks"`
-}
-
-type errorBody struct {
-	NeutronError struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-		Detail  string `json:"detail"`
-	} `json:"NeutronError"`
-}
-
 // NewHandler serves store over HTTP:
 //
 //	GET    /v2.0/networks[?name=NAME]  200 {"networks": [...]}
