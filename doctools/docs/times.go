@@ -124,6 +124,35 @@ func minutes(n int, zh bool) string {
 	return fmt.Sprintf("%d min", n)
 }
 
+// PageWords is a page of the reading order and its prose words.
+type PageWords struct {
+	Page  string
+	Words int
+}
+
+// ReadingOrderWords lists the pages of docs/README.md's numbered rows, the
+// reading order, with the prose words UpdateTimes counts for each.
+func ReadingOrderWords(root string) ([]PageWords, error) {
+	b, err := os.ReadFile(filepath.Join(root, "docs", "README.md"))
+	if err != nil {
+		return nil, err
+	}
+	var out []PageWords
+	for _, l := range strings.Split(string(b), "\n") {
+		m := timesRowRe.FindStringSubmatch(l)
+		if m == nil || !numberedRe.MatchString(l) {
+			continue
+		}
+		page := strings.TrimSuffix(filepath.Base(m[2]), ".md")
+		d, err := ReadDoc(filepath.Join(root, "docs", page+".md"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, PageWords{Page: "docs/" + page + ".md", Words: ProseWords(d)})
+	}
+	return out, nil
+}
+
 // UpdateTimes writes, into an index page (docs/README.md or its Chinese
 // twin), the last two cells of every table row that links a page of docs/
 // and has them (reading, commands): the reading time from the English

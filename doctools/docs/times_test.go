@@ -80,3 +80,31 @@ func TestReadingOrderLimit(t *testing.T) {
 		t.Errorf("one word over: got %v", err)
 	}
 }
+
+// TestReadingOrderWords: the pages doctimes -words lists add up to the
+// reading order UpdateTimes counts, and are the numbered chapters.
+func TestReadingOrderWords(t *testing.T) {
+	root := repoRoot(t)
+	rt, err := ReadReaderTimes(filepath.Join(root, "docs", "reader-times.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, err := UpdateTimes(root, "docs/README.md", rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := ReadingOrderWords(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, p := range pages {
+		got += p.Words
+	}
+	if got != want {
+		t.Errorf("the pages add up to %d words; UpdateTimes counts %d", got, want)
+	}
+	if len(pages) == 0 || pages[0].Page != "docs/concepts.md" {
+		t.Errorf("the reading order starts with %v; want docs/concepts.md first", pages)
+	}
+}

@@ -2,12 +2,14 @@
 // Chinese twin's): each page's reading time, from its prose's words, and the
 // time its commands took the reader runner, from docs/reader-times.tsv.
 //
-//	go run ./cmd/doctimes [-root DIR] [-from FILE] [-check]
+//	go run ./cmd/doctimes [-root DIR] [-from FILE] [-check] [-words]
 //
 // -from takes a reader run's timings (.cache/reader-times.tsv, which
 // `make reader` writes) into docs/reader-times.tsv first: the zsh pass's,
 // where each chapter runs alone from a fresh clone. -check writes nothing and
-// fails when a table is stale (make verify).
+// fails when a table is stale (make verify). -words writes nothing and prints
+// the prose words of each page of the reading order, to see where a cut
+// would count.
 package main
 
 import (
@@ -27,7 +29,15 @@ func main() {
 	rootFlag := flag.String("root", "", "the repository root (default: found from the working directory)")
 	from := flag.String("from", "", "a reader run's timings to take into "+timesFile+" first")
 	check := flag.Bool("check", false, "write nothing; fail if a table's times are not what the figures give")
+	words := flag.Bool("words", false, "write nothing; print the prose words of each page of the reading order")
 	flag.Parse()
+	if *words {
+		if err := printWords(*rootFlag); err != nil {
+			fmt.Fprintln(os.Stderr, "doctimes:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*rootFlag, *from, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "doctimes:", err)
 		os.Exit(1)
@@ -125,4 +135,24 @@ func importTimes(from, to string) error {
 		return fmt.Errorf("%s holds no zsh pass's timings", from)
 	}
 	return os.WriteFile(to, []byte(b.String()), 0o644)
+}
+
+// printWords prints each page of the reading order with its prose words,
+// and their sum against ReadingOrderLimit.
+func printWords(root string) error {
+	root, err := docs.Root(root)
+	if err != nil {
+		return err
+	}
+	pages, err := docs.ReadingOrderWords(root)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, p := range pages {
+		fmt.Printf("%6d  %s\n", p.Words, p.Page)
+		total += p.Words
+	}
+	fmt.Printf("%6d  the reading order (limit %d)\n", total, docs.ReadingOrderLimit)
+	return nil
 }
