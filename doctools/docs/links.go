@@ -37,20 +37,46 @@ func (d *Doc) prose() []string {
 	return lines
 }
 
-// Links returns the doc's links and images, in order.
+// Links returns the doc's links and images, in order. A link's text may
+// run over lines, as a wrapped paragraph has it: each paragraph is read as
+// one line, and a link is reported at the line where it starts.
 func (d *Doc) Links() []Link {
 	var links []Link
-	for i, line := range d.prose() {
+	prose := d.prose()
+	for start := 0; start < len(prose); {
+		if strings.TrimSpace(prose[start]) == "" {
+			start++
+			continue
+		}
+		end := start
+		for end < len(prose) && strings.TrimSpace(prose[end]) != "" {
+			end++
+		}
+		// offsets[k] is where line start+k begins in the joined paragraph.
+		var offsets []int
+		var b strings.Builder
+		for _, l := range prose[start:end] {
+			offsets = append(offsets, b.Len())
+			b.WriteString(l)
+			b.WriteByte(' ')
+		}
 		// A link inside `code` is not a link.
-		line = inlineCodeRe.ReplaceAllStringFunc(line, func(s string) string {
+		para := inlineCodeRe.ReplaceAllStringFunc(b.String(), func(s string) string {
 			if strings.Contains(s, "](") {
 				return strings.Repeat(" ", len(s))
 			}
 			return s
 		})
-		for _, m := range linkRe.FindAllStringSubmatch(line, -1) {
-			links = append(links, Link{Line: i + 1, Image: m[1] == "!", Text: m[2], Dest: m[3]})
+		for _, m := range linkRe.FindAllStringSubmatchIndex(para, -1) {
+			line := start
+			for k, off := range offsets {
+				if off <= m[0] {
+					line = start + k
+				}
+			}
+			links = append(links, Link{Line: line + 1, Image: para[m[2]:m[3]] == "!", Text: para[m[4]:m[5]], Dest: para[m[6]:m[7]]})
 		}
+		start = end
 	}
 	return links
 }
