@@ -408,6 +408,15 @@ func TestVpcOverlapRefused(t *testing.T) {
 	if err == nil || !down.MatchString(out) {
 		t.Errorf("with the manager stopped, kubectl apply -f vpc-disjoint.yaml: %v, want it refused: %s; got:\n%s", err, down, out)
 	}
+	// Chapter 5's "now you": an update goes to the webhook too, even one
+	// that leaves spec alone, and is refused; a delete does not
+	// (verbs=create;update), and goes through.
+	if out, err := h.KubectlErr("label", "vpc", "vpc-sample", "example.com/now-you=1"); err == nil || !down.MatchString(out) {
+		t.Errorf("with the manager stopped, kubectl label vpc vpc-sample: %v, want it refused: %s; got:\n%s", err, down, out)
+	}
+	if out, err := h.KubectlErr("delete", "vpc", "vpc-sample"); err != nil {
+		t.Errorf("with the manager stopped, kubectl delete vpc vpc-sample: %v, want it deleted (no webhook is called on delete); got:\n%s", err, out)
+	}
 
 	if harness.InCluster() {
 		if err := mgr.Restart(); err != nil {
