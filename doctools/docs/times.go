@@ -130,6 +130,36 @@ type PageWords struct {
 	Words int
 }
 
+// timedRow is a row of an index's tables that carries times: its line, the
+// cells before them, the page it links (its base name) and that page's
+// prose words, and whether it is a row of the reading order.
+type timedRow struct {
+	line     int // 0-based
+	cells    string
+	page     string
+	words    int
+	numbered bool
+}
+
+// timedRows reads the rows of index that carry times, counting the words of
+// the English page each links.
+func timedRows(root string, lines []string, index string) ([]timedRow, error) {
+	var rows []timedRow
+	for i, l := range lines {
+		m := timesRowRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		page := strings.TrimSuffix(filepath.Base(m[2]), ".md")
+		d, err := ReadDoc(filepath.Join(root, "docs", page+".md"))
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", index, i+1, err)
+		}
+		rows = append(rows, timedRow{line: i, cells: m[1], page: page, words: ProseWords(d), numbered: numberedRe.MatchString(l)})
+	}
+	return rows, nil
+}
+
 // ReadingOrderWords lists the pages of docs/README.md's numbered rows, the
 // reading order, with the prose words UpdateTimes counts for each.
 func ReadingOrderWords(root string) ([]PageWords, error) {
@@ -137,18 +167,15 @@ func ReadingOrderWords(root string) ([]PageWords, error) {
 	if err != nil {
 		return nil, err
 	}
+	rows, err := timedRows(root, strings.Split(string(b), "\n"), "docs/README.md")
+	if err != nil {
+		return nil, err
+	}
 	var out []PageWords
-	for _, l := range strings.Split(string(b), "\n") {
-		m := timesRowRe.FindStringSubmatch(l)
-		if m == nil || !numberedRe.MatchString(l) {
-			continue
+	for _, r := range rows {
+		if r.numbered {
+			out = append(out, PageWords{Page: "docs/" + r.page + ".md", Words: r.words})
 		}
-		page := strings.TrimSuffix(filepath.Base(m[2]), ".md")
-		d, err := ReadDoc(filepath.Join(root, "docs", page+".md"))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, PageWords{Page: "docs/" + page + ".md", Words: ProseWords(d)})
 	}
 	return out, nil
 }
@@ -167,27 +194,21 @@ func UpdateTimes(root, index string, rt ReaderTimes) (string, int, error) {
 	}
 	zh := strings.HasPrefix(index, "docs/zh/")
 	lines := strings.Split(string(b), "\n")
+	rows, err := timedRows(root, lines, index)
+	if err != nil {
+		return "", 0, err
+	}
 	total := 0
-	for i, l := range lines {
-		m := timesRowRe.FindStringSubmatch(l)
-		if m == nil {
-			continue
+	for _, r := range rows {
+		if r.numbered {
+			total += r.words
 		}
-		page := strings.TrimSuffix(filepath.Base(m[2]), ".md")
-		d, err := ReadDoc(filepath.Join(root, "docs", page+".md"))
-		if err != nil {
-			return "", 0, fmt.Errorf("%s:%d: %w", index, i+1, err)
-		}
-		words := ProseWords(d)
-		if numberedRe.MatchString(l) {
-			total += words
-		}
-		reading := minutes((words+WordsPerMinute-1)/WordsPerMinute, zh)
+		reading := minutes((r.words+WordsPerMinute-1)/WordsPerMinute, zh)
 		commands := "–"
-		if s, ok := rt.Seconds[page]; ok {
+		if s, ok := rt.Seconds[r.page]; ok {
 			commands = minutes((s+59)/60, zh)
 		}
-		lines[i] = fmt.Sprintf("%s %s | %s |", m[1], reading, commands)
+		lines[r.line] = fmt.Sprintf("%s %s | %s |", r.cells, reading, commands)
 	}
 	out := strings.Join(lines, "\n")
 	var note string
