@@ -47,7 +47,10 @@ func (l lateWatches) RoundTrip(req *http.Request) (*http.Response, error) {
 
 type lateBody struct{ io.ReadCloser }
 
+// Read sleeps after the read, not before: a read that waited on an idle
+// stream would otherwise hand over the next event at once.
 func (b lateBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
 	time.Sleep(250 * time.Millisecond)
-	return b.ReadCloser.Read(p)
+	return n, err
 }
