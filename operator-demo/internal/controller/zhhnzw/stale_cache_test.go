@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,22 +42,8 @@ import (
 // has not yet seen the first one's pods.
 var _ = Describe("CustomPod, reconciled while the cache lags", func() {
 	It("makes spec.replicas pods, no more", func(ctx SpecContext) {
-		// 1. A manager whose cache lags, with the reconciler set up in it as
-		// cmd/main.go sets it up (its watches, and any index it adds).
-		mgr, err := ctrl.NewManager(laggingConfig(cfg), ctrl.Options{
-			Scheme:     scheme.Scheme,
-			Metrics:    metricsserver.Options{BindAddress: "0"},
-			Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-		})
-		Expect(err).NotTo(HaveOccurred())
-		r := newReconciler(mgr)
-		Expect(r.SetupWithManager(mgr)).To(Succeed())
-		mgrCtx, stop := context.WithCancel(ctx)
-		DeferCleanup(stop)
-		go func() {
-			defer GinkgoRecover()
-			Expect(mgr.Start(mgrCtx)).To(Succeed())
-		}()
+		// 1. A manager whose cache lags, with the reconciler in it.
+		mgr, r := startManager(ctx, laggingConfig(cfg))
 
 		// 2. A CustomPod of 3 replicas, in a namespace of its own, once the
 		// cache has it.
@@ -100,6 +87,27 @@ var _ = Describe("CustomPod, reconciled while the cache lags", func() {
 		Expect(failures).To(BeEmpty(), "a reconcile failed")
 	})
 })
+
+// startManager starts a manager on cfg until the spec ends, with the
+// reconciler set up in it as cmd/main.go sets it up (its watches, and any
+// index it adds).
+func startManager(ctx context.Context, cfg *rest.Config) (ctrl.Manager, *CustomPodReconciler) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:     scheme.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	r := newReconciler(mgr)
+	Expect(r.SetupWithManager(mgr)).To(Succeed())
+	mgrCtx, stop := context.WithCancel(ctx)
+	DeferCleanup(stop)
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(mgrCtx)).To(Succeed())
+	}()
+	return mgr, r
+}
 
 // newReconciler is the reconciler as cmd/main.go builds it, reading through
 // mgr.
