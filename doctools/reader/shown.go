@@ -140,11 +140,15 @@ func (s *Shown) match(out string, typed []string) (missing, extra string) {
 		// A command typed while the one before still ran is echoed twice:
 		// as typed ahead, and again after the next prompt.
 		l = strings.TrimPrefix(strings.TrimPrefix(l, prompt), prompt2)
+		// A typed line that ran ahead can also be followed, on the same
+		// line, by the next prompt and that line's second echo:
+		// `diff -rq a b<prompt>diff -rq a b`.
 		for stripped := true; stripped; {
 			stripped = false
 			for _, t := range typed {
 				if t = strings.TrimSpace(t); t != "" && strings.HasPrefix(l, t) && len(l) > len(t) {
 					l, stripped = l[len(t):], true
+					l = strings.TrimPrefix(strings.TrimPrefix(l, prompt), prompt2)
 				}
 			}
 		}

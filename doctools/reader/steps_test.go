@@ -274,6 +274,13 @@ func TestShownComplete(t *testing.T) {
 	if e := s.Extra(whole, typed...); e != "" {
 		t.Errorf("every printed line shown: Extra = %q", e)
 	}
+	// The second of two typed lines, echoed as typed ahead at the end of the
+	// first one's output, then again after its prompt, on the same line.
+	twice := []string{"diff -rq a b", "diff -rq c d"}
+	glued := "Only in b: x.go\ndiff -rq c d" + prompt + "diff -rq c d\nFiles a/y.go and b/y.go differ\n"
+	if e := s.Extra(glued, twice...); e != "" {
+		t.Errorf("a typed-ahead echo glued to the prompt and the echo again: Extra = %q", e)
+	}
 	if e := s.Extra("Only in b: x.go\nOnly in b: z.go\nFiles a/y.go and b/y.go differ\n", typed...); e != "Only in b: z.go" {
 		t.Errorf("a line printed and not shown: Extra = %q, want it", e)
 	}
