@@ -289,3 +289,20 @@ func TestShownComplete(t *testing.T) {
 		t.Errorf("parseCheck(fails complete) = %+v, %v", c, err)
 	}
 }
+
+// TestBlockOutput: the end marker typed ahead is no output, whether its echo
+// starts a line of output or runs into its own prompt line.
+func TestBlockOutput(t *testing.T) {
+	const marker = ": reader-step-4"
+	history := []string{
+		prompt + "diff -rq a b",
+		marker + "Only in b: x.go",
+		"Files a/y.go and b/y.go differ",
+		marker + prompt + marker,
+		prompt,
+	}
+	got := blockOutput(history, marker)
+	if want := "Only in b: x.go\nFiles a/y.go and b/y.go differ\n\n"; got != want {
+		t.Errorf("blockOutput = %q, want %q", got, want)
+	}
+}

@@ -216,6 +216,23 @@ func output(lines []string) string {
 	return b.String()
 }
 
+// blockOutput is what a block printed, from its lines of history: output's
+// lines, with the end marker's echo taken off the start of a line it was
+// typed ahead into. When the marker's own prompt line follows that echo on
+// the same line (": reader-step-N<prompt>: reader-step-N"), the line is no
+// output at all.
+func blockOutput(lines []string, marker string) string {
+	out := strings.Split(output(lines), "\n")
+	for i, l := range out {
+		l = strings.TrimPrefix(l, marker)
+		if strings.HasPrefix(l, strings.TrimSpace(prompt)) || strings.HasPrefix(l, strings.TrimSpace(prompt2)) {
+			l = ""
+		}
+		out[i] = l
+	}
+	return strings.Join(out, "\n")
+}
+
 // Result is what a block did.
 type Result struct {
 	Records []Record // the block's commands, each with its exit status
@@ -274,11 +291,7 @@ func (t *Terminals) Type(ctx context.Context, n int, lines []string, runs *Keeps
 	marker := ": reader-step-" + strconv.Itoa(t.seq+1)
 	shown := func() string {
 		h := t.history(w)
-		lines := strings.Split(output(h[min(start, len(h)):]), "\n")
-		for i, l := range lines {
-			lines[i] = strings.TrimPrefix(l, marker)
-		}
-		return strings.Join(lines, "\n")
+		return blockOutput(h[min(start, len(h)):], marker)
 	}
 	if runs != nil {
 		var ended error
