@@ -125,8 +125,14 @@ func writeCounts(root string, docs []string, stdout bool) error {
 		fmt.Print(renderCounts(root, results, false))
 		return nil
 	}
-	for _, doc := range docs {
-		table := renderCounts(root, results, chinese(doc))
+	// Every page's table is made before any page is written: the first page
+	// written would leave the tree, and so the next page's commit, "-dirty".
+	tables := make([]string, len(docs))
+	for i, doc := range docs {
+		tables[i] = renderCounts(root, results, chinese(doc))
+	}
+	for i, doc := range docs {
+		table := tables[i]
 		path := filepath.Join(root, doc)
 		b, err := os.ReadFile(path)
 		if err != nil {
