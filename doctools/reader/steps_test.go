@@ -302,7 +302,7 @@ func TestBlockOutput(t *testing.T) {
 		prompt,
 	}
 	got := blockOutput(history, marker)
-	if want := "Only in b: x.go\nFiles a/y.go and b/y.go differ\n\n"; got != want {
+	if want := "Only in b: x.go\nFiles a/y.go and b/y.go differ\n"; got != want {
 		t.Errorf("blockOutput = %q, want %q", got, want)
 	}
 }

@@ -216,21 +216,17 @@ func output(lines []string) string {
 	return b.String()
 }
 
-// blockOutput is what a block printed, from its lines of history: output's
-// lines, with the end marker's echo taken off the start of a line it was
-// typed ahead into. When the marker's own prompt line follows that echo on
-// the same line (": reader-step-N<prompt>: reader-step-N"), the line is no
-// output at all.
+// blockOutput is what a block printed, from its lines of history: output,
+// once the end marker's echo is off the start of each line it was typed
+// ahead into. Where the marker's own prompt line followed that echo on the
+// same line (": reader-step-N<prompt>: reader-step-N"), it is then a prompt
+// line like any other, and output leaves it out.
 func blockOutput(lines []string, marker string) string {
-	out := strings.Split(output(lines), "\n")
-	for i, l := range out {
-		l = strings.TrimPrefix(l, marker)
-		if strings.HasPrefix(l, strings.TrimSpace(prompt)) || strings.HasPrefix(l, strings.TrimSpace(prompt2)) {
-			l = ""
-		}
-		out[i] = l
+	unmarked := make([]string, len(lines))
+	for i, l := range lines {
+		unmarked[i] = strings.TrimPrefix(l, marker)
 	}
-	return strings.Join(out, "\n")
+	return output(unmarked)
 }
 
 // Result is what a block did.
