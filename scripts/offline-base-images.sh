@@ -78,6 +78,13 @@ DOCKERFILE
   docker build --network=host -t "$deps" "$ctx" >"$ctx.log" 2>&1 || { tail -30 "$ctx.log" >&2; die "docker build of $deps failed"; }
   rm -rf "$ctx" "$ctx.log"
   echo "  made $deps in $(fmt_secs $((SECONDS - start)))" >&2
+  # The ones made before were for go.mod and go.sum files since changed: no
+  # build asks for them again, and each is about 1.8 GB.
+  for old in $(docker images --format '{{.Repository}}:{{.Tag}}' k8s-demo/golang-deps); do
+    if [ "$old" != "$deps" ] && docker rmi "$old" >/dev/null 2>&1; then
+      echo "  removed $old, made for the demos' go.mod and go.sum files as they were" >&2
+    fi
+  done
 fi
 
 if ! docker image inspect "$base" >/dev/null 2>&1; then

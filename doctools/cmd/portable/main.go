@@ -29,6 +29,7 @@ var linuxOnly = map[string]string{
 	"scripts/offline-base-images.sh": "builds the kind suites' base images from the node image's root filesystem",
 	"scripts/ci/docker.sh":           "CI only: installs Debian's docker.io",
 	"scripts/ci/kind-prereqs.sh":     "CI only: installs Debian's debootstrap",
+	"scripts/ci/disk.sh":             "CI only: checks CI's disk before a run",
 	".ci/run":                        "CI only",
 }
 
