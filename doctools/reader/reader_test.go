@@ -369,7 +369,8 @@ func linkTree(from, to string) error {
 
 // readerEnv is a new terminal's environment: an empty HOME, a PATH without
 // the repository's (or the clone's) bin/, no KUBECONFIG. Go's own settings
-// are kept, the caches named explicitly: a reader's are in their HOME.
+// are kept, the caches named explicitly: a reader's are in their HOME. Go's
+// work directories go where the test's clean-up removes them.
 func readerEnv(t *testing.T, clone, home string) []string {
 	var path []string
 	root := repoRoot(t)
@@ -384,6 +385,10 @@ func readerEnv(t *testing.T, clone, home string) []string {
 		"PATH=" + strings.Join(path, string(os.PathListSeparator)),
 		"TERM=xterm-256color",
 		"LANG=C.UTF-8",
+		// A `go run` still running when its terminal is closed under it
+		// leaves its work directory and binary (tens of MB) in GOTMPDIR:
+		// here, a directory the test removes.
+		"GOTMPDIR=" + t.TempDir(),
 	}
 	for _, k := range []string{"USER", "LOGNAME", "TMPDIR", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY", "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"} {
 		if v, ok := os.LookupEnv(k); ok {

@@ -113,6 +113,57 @@ func TestStopReachesChildren(t *testing.T) {
 	}
 }
 
+// A `go run` stopped (SIGTERM) or killed (SIGKILL) leaves its work
+// directory, with the binary it built, in TMPDIR unless Process gives each
+// run a GOTMPDIR of its own and removes it.
+func TestGoRunLeavesNothingInTMPDIR(t *testing.T) {
+	mod := t.TempDir()
+	for name, text := range map[string]string{
+		"go.mod":  "module example.com/sleeper\n\ngo 1.21\n",
+		"main.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nfunc main() {\n\tfmt.Println(\"running\")\n\ttime.Sleep(time.Hour)\n}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	p, err := Start(Spec{Name: "go-run", Path: "go", Args: []string{"run", "."}, Dir: mod, Env: []string{"GOWORK=off"},
+		LogFile: filepath.Join(t.TempDir(), "go-run.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop() })
+	running := regexp.MustCompile("running")
+	for _, end := range []struct {
+		name string
+		f    func() error
+	}{{"Stop", p.Stop}, {"Kill", p.Kill}} {
+		if _, err := p.WaitForLog(context.Background(), running, 2*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := end.f(); err != nil {
+			t.Fatal(err)
+		}
+		left, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		if len(names) != 0 {
+			t.Errorf("after %s, TMPDIR holds %v; want it empty", end.name, names)
+		}
+		if end.name == "Stop" {
+			if err := p.Restart(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 func TestPeakRSS(t *testing.T) {
 	rss, err := PeakRSS(os.Getpid())
 	if runtime.GOOS != "linux" {
