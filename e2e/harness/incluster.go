@@ -319,7 +319,12 @@ func (d *Deployed) Kill() error {
 				continue
 			}
 			id := c.ContainerID[strings.Index(c.ContainerID, "://")+3:]
-			out, err := exec.CommandContext(d.h.Ctx, "docker", "exec", p.Spec.NodeName, "crictl", "stop", "--timeout", "0", id).CombinedOutput()
+			// stop's --timeout is the grace period (0: SIGKILL). crictl's own
+			// --timeout bounds each call to containerd, 2 s by default, which
+			// a loaded machine exceeds while the killed process is reaped:
+			// "StopContainer from runtime service failed ... DeadlineExceeded".
+			out, err := exec.CommandContext(d.h.Ctx, "docker", "exec", p.Spec.NodeName,
+				"crictl", "--timeout", "30s", "stop", "--timeout", "0", id).CombinedOutput()
 			if err != nil {
 				return fmt.Errorf("killing container %s of pod %s on node %s: %v: %s", c.Name, p.Name, p.Spec.NodeName, err, out)
 			}
